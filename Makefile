@@ -1,0 +1,33 @@
+# Two entry points, both self-contained on a fresh machine with only Python 3:
+#   make site  -> virtual environment + site dependencies, then a strict build into site/
+#   make test  -> virtual environment + site and test dependencies (torch), then pytest
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+PYTEST_ARGS ?= -n auto
+
+.PHONY: site serve test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.site-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.site-deps
+
+site: $(VENV)/.site-deps
+	$(BIN)/mkdocs build --strict
+
+serve: $(VENV)/.site-deps
+	$(BIN)/mkdocs serve --strict
+
+test: $(VENV)/.test-deps
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf site $(VENV) .pytest_cache

@@ -1,0 +1,215 @@
+"""Read, write and merge the gettext catalogs (``.po``) translators edit, with polib.
+
+Formats and rules follow the GNU gettext manual: "The Format of PO Files" (entries,
+``#.`` extracted comments, ``#:`` references, ``#,`` flags, ``#|`` previous msgid,
+``#~`` obsolete entries), "Invoking msgmerge" (how changed messages turn fuzzy), and
+"Plural forms" (the ``Plural-Forms`` header per language).
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+__all__ = [
+    "CatalogError",
+    "Message",
+    "PLURAL_FORMS",
+    "load",
+    "merge",
+    "save",
+    "translations",
+]
+
+WRAP_WIDTH = 79  # GNU gettext tools' default line width, so editors and msgmerge agree
+
+# Plural-Forms per language, from the GNU gettext manual, section "Plural forms".
+PLURAL_FORMS = {
+    "en": "nplurals=2; plural=(n != 1);",
+    "ja": "nplurals=1; plural=0;",
+    "ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "sv": "nplurals=2; plural=(n != 1);",
+    "tr": "nplurals=2; plural=(n != 1);",
+}
+
+# msgmerge's fuzzy-match threshold: a changed message keeps the old translation as a
+# suggestion when the two msgids are at least this similar.
+FUZZY_THRESHOLD = 0.6
+
+
+class CatalogError(Exception):
+    """A catalog cannot be read: ``str(error)`` is ``file:line: reason; remedy``."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message extracted from a source page.
+
+    Attributes:
+        msgid: the English text.
+        comment: what the message is, shown to translators as ``#.``.
+        reference: where it comes from, shown as ``#:`` (a path, no line number).
+    """
+
+    msgid: str
+    comment: str
+    reference: str
+
+
+def load(path: Path) -> polib.POFile:
+    """Read a catalog.
+
+    Args:
+        path: the ``.po`` file.
+
+    Returns:
+        The parsed catalog (``polib.POFile``).
+
+    Raises:
+        CatalogError: the file is not valid UTF-8 or not valid PO syntax; the message
+            names the file and line.
+    """
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CatalogError(f"{path}:{line}: not valid UTF-8; save the catalog as UTF-8") from None
+    try:
+        return polib.pofile(str(path), encoding="utf-8", wrapwidth=WRAP_WIDTH)
+    except (OSError, ValueError) as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        line = match.group(1) if match else "1"
+        reason = re.sub(r"\s*\(line \d+\)", "", str(exc)).strip() or "cannot be parsed"
+        raise CatalogError(f"{path}:{line}: {reason}; fix the entry (an editor such as Poedit shows it)") from None
+
+
+def translations(catalog: polib.POFile | None) -> dict[str, str]:
+    """The usable translations of a catalog: msgid -> msgstr.
+
+    Fuzzy, obsolete and empty entries are left out: they render in English.
+    """
+    if catalog is None:
+        return {}
+    return {
+        e.msgid: e.msgstr
+        for e in catalog
+        if e.msgstr and not e.obsolete and "fuzzy" not in e.flags
+    }
+
+
+def _header(language: str, project: str) -> dict[str, str]:
+    return {
+        "Project-Id-Version": project,
+        "Language": language,
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Plural-Forms": PLURAL_FORMS.get(language, "nplurals=2; plural=(n != 1);"),
+    }
+
+
+def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, project: str) -> polib.POFile:
+    """Merge freshly extracted messages into a language's catalog, as ``msgmerge`` does.
+
+    Args:
+        old: the current catalog, or ``None`` if the language has none yet.
+        messages: the messages of the English source, in page order (duplicates allowed).
+        language: the catalog's locale (``"ru"``).
+        project: the ``Project-Id-Version`` header value.
+
+    Returns:
+        A new catalog: known messages keep their entry (translation, flags, translator
+        comments); a new message whose English is close to a message that disappeared
+        takes that translation as fuzzy with ``#| msgid`` holding the old English; other
+        new messages are empty; messages no longer in the source become obsolete
+        (``#~``), never deleted. The result depends only on the inputs.
+    """
+    new = polib.POFile(wrapwidth=WRAP_WIDTH)
+    new.metadata = _header(language, project)
+    new.header = f"{project}: '{language}' catalog. Translate msgstr only; see i18n/README.md."
+    if old is not None:
+        for key in ("PO-Revision-Date", "Last-Translator", "Language-Team"):
+            if key in old.metadata:
+                new.metadata[key] = old.metadata[key]
+        new.header = old.header
+    old_live = {e.msgid: e for e in old if not e.obsolete} if old is not None else {}
+    old_obsolete = {e.msgid: e for e in old if e.obsolete} if old is not None else {}
+
+    merged: dict[str, polib.POEntry] = {}
+    comments: dict[str, list[str]] = {}
+    for msg in messages:
+        if msg.msgid in merged:
+            if msg.comment not in comments[msg.msgid]:
+                comments[msg.msgid].append(msg.comment)
+            continue
+        comments[msg.msgid] = [msg.comment]
+        prior = old_live.get(msg.msgid) or old_obsolete.get(msg.msgid)
+        entry = polib.POEntry(msgid=msg.msgid, msgstr="")
+        if prior is not None:
+            entry.msgstr = prior.msgstr
+            entry.flags = list(prior.flags)
+            entry.tcomment = prior.tcomment
+            entry.previous_msgid = prior.previous_msgid
+        entry.occurrences = [(msg.reference, "")]
+        merged[msg.msgid] = entry
+
+    # Messages that vanished: the closest one becomes a fuzzy suggestion for a new one.
+    vanished = [e for m, e in old_live.items() if m not in merged and e.msgstr]
+    for msgid, entry in merged.items():
+        if entry.msgstr or not vanished:
+            continue
+        best, score = None, 0.0
+        for candidate in vanished:
+            ratio = difflib.SequenceMatcher(None, candidate.msgid, msgid, autojunk=False).ratio()
+            if ratio > score:
+                best, score = candidate, ratio
+        if best is not None and score >= FUZZY_THRESHOLD:
+            entry.msgstr = best.msgstr
+            entry.previous_msgid = best.msgid
+            entry.tcomment = best.tcomment
+            if "fuzzy" not in entry.flags:
+                entry.flags.append("fuzzy")
+            vanished.remove(best)
+
+    for msgid, entry in merged.items():
+        entry.comment = "; ".join(comments[msgid])
+        if "fuzzy" not in entry.flags:
+            entry.previous_msgid = None
+        new.append(entry)
+
+    used = {e.previous_msgid for e in merged.values() if e.previous_msgid}
+    for msgid, entry in old_live.items():
+        if msgid not in merged and msgid not in used and entry.msgstr:
+            gone = polib.POEntry(msgid=msgid, msgstr=entry.msgstr, obsolete=True, flags=list(entry.flags))
+            gone.tcomment = entry.tcomment
+            new.append(gone)
+    for msgid, entry in old_obsolete.items():
+        if msgid not in merged:
+            new.append(entry)
+    return new
+
+
+def save(catalog: polib.POFile, path: Path) -> bool:
+    """Write a catalog if its text changed.
+
+    Args:
+        catalog: the catalog to write.
+        path: the ``.po`` file; parent folders are created.
+
+    Returns:
+        True when the file was written, False when it already held exactly this text
+        (so running the update twice touches nothing).
+    """
+    text = str(catalog)
+    if not text.endswith("\n"):
+        text += "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True

@@ -1,0 +1,82 @@
+"""Extract the messages of the English pages and site-wide strings, and update catalogs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import catalog as po
+from .project import Project
+from .segment import segment
+
+__all__ = ["page_messages", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS", "INTERFACE_STRINGS"]
+
+# mkdocs.yml values shown on every page, translated through i18n/<lang>/_site.po.
+SITE_CONFIG_KEYS = {
+    "site_name": "site name (header, window title)",
+    "site_description": "site description (search engines, link previews)",
+}
+
+# Interface strings the hooks write into pages, with what each one is for translators.
+INTERFACE_STRINGS: dict[str, str] = {}
+
+
+def page_messages(project: Project, page: Path) -> list[po.Message]:
+    """The messages of one English page, in page order.
+
+    Args:
+        project: the project.
+        page: the page path relative to ``docs_dir`` (``Path("ddp-basics.md")``).
+
+    Returns:
+        One :class:`coursekit.catalog.Message` per translatable block; the reference is
+        the page path relative to the project root, without a line number.
+    """
+    source = (project.docs_dir / page).read_text(encoding="utf-8")
+    reference = (project.docs_dir / page).relative_to(project.root).as_posix()
+    return [po.Message(s.msgid, s.kind, reference) for s in segment(source)]
+
+
+def site_messages(project: Project) -> list[po.Message]:
+    """The site-wide strings: mkdocs.yml values and the hooks' interface strings."""
+    messages = [
+        po.Message(str(project.config[key]), comment, "mkdocs.yml")
+        for key, comment in SITE_CONFIG_KEYS.items()
+        if project.config.get(key)
+    ]
+    messages += [po.Message(text, comment, "hooks") for text, comment in INTERFACE_STRINGS.items()]
+    return messages
+
+
+@dataclass
+class UpdateReport:
+    """Which catalogs :func:`update` wrote (``written``) and left as they were (``unchanged``)."""
+
+    written: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+
+
+def update(project: Project, languages: tuple[str, ...] | None = None) -> UpdateReport:
+    """Re-extract every page and merge the messages into each language's catalogs.
+
+    Args:
+        project: the project.
+        languages: the locales to update; all translation languages when ``None``.
+
+    Returns:
+        An :class:`UpdateReport`. A catalog is only rewritten when its text changes.
+
+    Raises:
+        coursekit.catalog.CatalogError: an existing catalog cannot be read (nothing is
+            written for it, so no translation is lost).
+    """
+    report = UpdateReport()
+    name = str(project.config.get("site_name", project.root.name))
+    sources: list[tuple[Path | None, list[po.Message]]] = [(None, site_messages(project))]
+    sources += [(page, page_messages(project, page)) for page in project.pages()]
+    for language in languages or project.languages:
+        for page, messages in sources:
+            path = project.site_catalog_path(language) if page is None else project.catalog_path(language, page)
+            old = po.load(path) if path.is_file() else None
+            merged = po.merge(old, messages, language, name)
+            (report.written if po.save(merged, path) else report.unchanged).append(path)
+    return report

@@ -1,0 +1,94 @@
+"""Where the course's pages, catalogs and languages are, read from mkdocs.yml."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from mkdocs.utils.yaml import get_yaml_loader
+
+__all__ = ["Project", "ProjectError"]
+
+SITE_CATALOG = "_site"  # i18n/<lang>/_site.po: strings that belong to no single page
+
+
+def _loader() -> type:
+    """MkDocs's YAML loader (``!ENV`` tags), reading ``!relative`` paths as plain strings."""
+    base = get_yaml_loader()
+    loader = type("CourseYamlLoader", (base,), {})
+    loader.add_constructor("!relative", lambda ldr, node: ldr.construct_scalar(node))
+    return loader
+
+
+class ProjectError(Exception):
+    """The project layout or mkdocs.yml is not usable; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Project:
+    """The paths and languages of one MkDocs project.
+
+    Attributes:
+        root: the folder holding mkdocs.yml.
+        docs_dir: the English pages (mkdocs.yml ``docs_dir``, default ``docs``).
+        i18n_dir: the catalogs, ``<root>/i18n``.
+        default_language: the source language (the i18n plugin's default, ``en``).
+        languages: the translation languages, in mkdocs.yml order, without the default.
+        config: the parsed mkdocs.yml mapping.
+    """
+
+    root: Path
+    docs_dir: Path
+    i18n_dir: Path
+    default_language: str
+    languages: tuple[str, ...]
+    config: dict
+
+    @classmethod
+    def load(cls, config_file: Path | str = "mkdocs.yml") -> "Project":
+        """Read a project from its mkdocs.yml.
+
+        Args:
+            config_file: path to mkdocs.yml.
+
+        Returns:
+            The :class:`Project`.
+
+        Raises:
+            ProjectError: the file is missing or has no mkdocs-static-i18n ``i18n``
+                plugin with languages.
+        """
+        path = Path(config_file).resolve()
+        if not path.is_file():
+            raise ProjectError(f"{config_file}: no such file; run from the project root or pass --config PATH")
+        with path.open(encoding="utf-8") as f:
+            config = yaml.load(f, Loader=_loader()) or {}
+        i18n = None
+        for plugin in config.get("plugins") or []:
+            if isinstance(plugin, dict) and "i18n" in plugin:
+                i18n = plugin["i18n"] or {}
+        if not i18n or not i18n.get("languages"):
+            raise ProjectError(f"{path}: the i18n plugin has no 'languages'; add them under plugins: - i18n: languages:")
+        default = next((l["locale"] for l in i18n["languages"] if l.get("default")), "en")
+        others = tuple(l["locale"] for l in i18n["languages"] if l["locale"] != default)
+        root = path.parent
+        return cls(
+            root=root,
+            docs_dir=root / config.get("docs_dir", "docs"),
+            i18n_dir=root / "i18n",
+            default_language=default,
+            languages=others,
+            config=config,
+        )
+
+    def pages(self) -> list[Path]:
+        """The English Markdown pages, relative to ``docs_dir``, sorted."""
+        return sorted(p.relative_to(self.docs_dir) for p in self.docs_dir.rglob("*.md"))
+
+    def catalog_path(self, language: str, page: Path | str) -> Path:
+        """``i18n/<language>/<page without .md>.po`` for a page path relative to docs_dir."""
+        return self.i18n_dir / language / Path(page).with_suffix(".po")
+
+    def site_catalog_path(self, language: str) -> Path:
+        """``i18n/<language>/_site.po``: site name, navigation and interface strings."""
+        return self.i18n_dir / language / f"{SITE_CATALOG}.po"

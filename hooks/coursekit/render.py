@@ -1,0 +1,106 @@
+"""Render a page in another language: splice translations into the English source.
+
+:func:`render` is a pure function of the English Markdown and a catalog mapping; it
+does not need MkDocs, so the command line, the tests and any other static-site tool can
+call it. Every byte outside a translated message's span is copied from the English page.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from .segment import Segment, segment
+
+__all__ = ["RenderResult", "render"]
+
+
+@dataclass
+class RenderResult:
+    """What :func:`render` produced.
+
+    Attributes:
+        markdown: the page in the target language (str).
+        total: number of messages on the page.
+        translated: messages that were replaced by a translation.
+        missing: msgids rendered in English because the catalog had no usable
+            translation for them, in page order.
+        rejected: ``(msgid, reason)`` pairs whose translation the ``accept``
+            callback refused; they are rendered in English too.
+    """
+
+    markdown: str
+    total: int = 0
+    translated: int = 0
+    missing: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _splice(msgstr: str, continuation: str) -> str:
+    """Lay a translation out in the source: hard breaks keep the block's prefixes."""
+    lines = msgstr.split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if i < len(lines) - 1 and not line.endswith("\\"):
+            line = line.rstrip(" ") + "  "  # Python-Markdown's hard line break
+        out.append(line if i == 0 else continuation + line)
+    return "\n".join(out)
+
+
+def render(
+    markdown: str,
+    catalog: Mapping[str, str],
+    accept: Callable[[Segment, str], str | None] | None = None,
+) -> RenderResult:
+    """Translate an English page with a catalog.
+
+    Args:
+        markdown: the English page source.
+        catalog: msgid -> msgstr for the usable translations only (not fuzzy, not
+            empty). A msgid absent from it renders in English.
+        accept: optional check of each translation, called as ``accept(segment,
+            msgstr)``; it returns ``None`` to accept or a one-line reason to reject,
+            and a rejected message renders in English.
+
+    Returns:
+        A :class:`RenderResult`. With an empty catalog, ``result.markdown == markdown``
+        exactly, for any input.
+    """
+    lines = markdown.splitlines(keepends=True)
+    segments = segment(markdown)
+    result = RenderResult(markdown=markdown, total=len(segments))
+    out: list[str] = []
+    line, col = 0, 0  # how far the English has been copied
+    for seg in segments:
+        msgstr = catalog.get(seg.msgid, "")
+        if not msgstr:
+            result.missing.append(seg.msgid)
+            continue
+        if accept is not None:
+            reason = accept(seg, msgstr)
+            if reason is not None:
+                result.rejected.append((seg.msgid, reason))
+                continue
+        (l0, c0), (l1, c1) = seg.start, seg.end
+        if (l0, c0) < (line, col):
+            continue  # overlapping spans cannot happen; never write twice
+        out.append(_copy(lines, (line, col), (l0, c0)))
+        out.append(_splice(msgstr, seg.continuation))
+        line, col = l1, c1
+        result.translated += 1
+    if result.translated == 0:
+        return result
+    out.append(_copy(lines, (line, col), (len(lines), 0)))
+    result.markdown = "".join(out)
+    return result
+
+
+def _copy(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The source text between two (line, column) positions."""
+    (l0, c0), (l1, c1) = start, end
+    if l0 == l1:
+        return lines[l0][c0:c1] if l0 < len(lines) else ""
+    parts = [lines[l0][c0:]]
+    parts.extend(lines[l0 + 1 : l1])
+    if l1 < len(lines):
+        parts.append(lines[l1][:c1])
+    return "".join(parts)

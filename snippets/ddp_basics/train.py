@@ -1,0 +1,104 @@
+"""Train a tiny regression model with DistributedDataParallel on every process.
+
+The lesson docs/ddp-basics.md shows this program section by section. The launch
+section below is the single source of how it runs: the page shows it and the test
+in tests/snippets/test_ddp_basics.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 train.py
+--8<-- [end:launch]
+time-limit: 120 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+EPOCHS = 3
+BATCH_SIZE = 16  # per process: the global batch is BATCH_SIZE * world size
+LR = 0.05
+CHECKPOINT = "checkpoint.pt"
+
+
+# --8<-- [start:setup]
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+# --8<-- [end:setup]
+
+
+# --8<-- [start:data]
+def make_dataset(n_samples: int = 256) -> TensorDataset:
+    generator = torch.Generator().manual_seed(0)  # same data on every rank
+    x = torch.randn(n_samples, 8, generator=generator)
+    true_w = torch.randn(8, 1, generator=generator)
+    y = x @ true_w + 0.1 * torch.randn(n_samples, 1, generator=generator)
+    return TensorDataset(x, y)
+# --8<-- [end:data]
+
+
+# --8<-- [start:model]
+class ToyModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+# --8<-- [end:model]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    # --8<-- [start:loader]
+    dataset = make_dataset()
+    sampler = DistributedSampler(dataset, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
+    # --8<-- [end:loader]
+
+    # --8<-- [start:wrap]
+    torch.manual_seed(0)
+    model = ToyModel().to(device)
+    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=LR)
+    loss_fn = nn.MSELoss()
+    # --8<-- [end:wrap]
+
+    # --8<-- [start:train]
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)  # a new shuffle each epoch, the same on every rank
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = loss_fn(ddp_model(x), y)
+            loss.backward()  # gradients are all-reduced and averaged here
+            optimizer.step()
+        if rank == 0:
+            print(f"epoch {epoch}: loss {loss.item():.4f}")
+    # --8<-- [end:train]
+
+    # --8<-- [start:save]
+    if rank == 0:
+        torch.save(ddp_model.module.state_dict(), CHECKPOINT)
+    dist.barrier()  # no rank exits while rank 0 is still writing
+    # --8<-- [end:save]
+
+    # --8<-- [start:cleanup]
+    dist.destroy_process_group()
+    # --8<-- [end:cleanup]
+
+
+if __name__ == "__main__":
+    main()
