@@ -1,0 +1,105 @@
+"""Test harness loaded into every torchrun worker through PYTHONPATH (never published).
+
+Python imports ``sitecustomize`` at start-up; the runner in ``tests/torchjob.py`` puts
+this folder first on ``PYTHONPATH`` and sets ``COURSE_HARNESS_DIR``. Inside a worker
+(``RANK`` is set by torchrun; the torchrun agent itself has no ``RANK``) it:
+
+* writes ``pid-<rank>`` so the runner can prove no worker outlives the job;
+* registers faulthandler on SIGUSR1, so the runner can get every thread's Python stack
+  out of a hung rank, even one blocked inside a C++ collective;
+* records what the program did, through PyTorch's public hooks and without changing
+  its behaviour: the indices each ``DistributedSampler`` yielded per epoch, the first
+  DDP optimizer step (weights before, averaged gradients, weights after), every
+  ``torch.save`` call, and the final weights of every DDP-wrapped module. The record is
+  written to ``rank-<rank>.pt`` when the worker exits.
+"""
+import os
+
+if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
+    import atexit
+    import faulthandler
+    import signal
+    from pathlib import Path
+
+    _out = Path(os.environ["COURSE_HARNESS_DIR"])
+    _rank = int(os.environ["RANK"])
+    _restart = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    (_out / f"pid-{_rank}-{_restart}").write_text(str(os.getpid()))
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+    import torch
+    import torch.distributed as dist
+    from torch.nn.modules.module import register_module_forward_pre_hook
+    from torch.nn.parallel import DistributedDataParallel
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+    from torch.utils.data import DistributedSampler
+
+    _record = {
+        "rank": _rank,
+        "local_rank": int(os.environ["LOCAL_RANK"]),
+        "world_size": int(os.environ["WORLD_SIZE"]),
+        "restart": _restart,
+        "sampler_epochs": [],  # (epoch, [indices]) per pass over a DistributedSampler
+        "saves": [],  # paths given to torch.save
+        "first_step": None,  # {"before", "grads", "after"} of the first optimizer step
+        "final_state": None,  # state_dict of the (first) DDP-wrapped module at exit
+        "destroyed": False,  # the program called destroy_process_group
+    }
+    _ddp_modules = []
+    _torch_save = torch.save
+
+    def _clone_state(module):
+        return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
+
+    _sampler_iter = DistributedSampler.__iter__
+
+    def _recording_iter(self):
+        indices = list(_sampler_iter(self))
+        _record["sampler_epochs"].append((self.epoch, indices))
+        return iter(indices)
+
+    DistributedSampler.__iter__ = _recording_iter
+
+    def _on_forward(module, args):
+        if isinstance(module, DistributedDataParallel) and not any(m is module for m in _ddp_modules):
+            _ddp_modules.append(module)
+            if _record["first_step"] is None:
+                _record["first_step"] = {"before": _clone_state(module.module)}
+
+    register_module_forward_pre_hook(_on_forward)
+
+    def _pre_step(optimizer, args, kwargs):
+        step = _record["first_step"]
+        if step is not None and "grads" not in step and _ddp_modules:
+            module = _ddp_modules[0].module
+            step["grads"] = {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters() if p.grad is not None}
+
+    def _post_step(optimizer, args, kwargs):
+        step = _record["first_step"]
+        if step is not None and "grads" in step and "after" not in step:
+            step["after"] = _clone_state(_ddp_modules[0].module)
+
+    register_optimizer_step_pre_hook(_pre_step)
+    register_optimizer_step_post_hook(_post_step)
+
+    def _recording_save(obj, f, *args, **kwargs):
+        _record["saves"].append(str(f))
+        return _torch_save(obj, f, *args, **kwargs)
+
+    torch.save = _recording_save
+
+    _destroy = dist.destroy_process_group
+
+    def _recording_destroy(*args, **kwargs):
+        _record["destroyed"] = True
+        if _ddp_modules:
+            _record["final_state"] = _clone_state(_ddp_modules[0].module)
+        return _destroy(*args, **kwargs)
+
+    dist.destroy_process_group = _recording_destroy
+
+    @atexit.register
+    def _write_record():
+        if _record["final_state"] is None and _ddp_modules:
+            _record["final_state"] = _clone_state(_ddp_modules[0].module)
+        _torch_save(_record, _out / f"rank-{_rank}-{_restart}.pt")
