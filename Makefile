@@ -4,7 +4,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
-PYTEST_ARGS ?= -n auto
+PYTEST_ARGS ?= -n auto --dist loadfile
+export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: site serve test clean
 

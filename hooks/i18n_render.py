@@ -5,6 +5,7 @@ MkDocs. Warnings go to a ``mkdocs.*`` logger, so ``mkdocs build --strict`` count
 """
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -19,6 +20,12 @@ log = logging.getLogger("mkdocs.hooks.i18n_render")
 
 _english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
 _cache: dict[Path, tuple[float, dict[str, str] | None]] = {}
+
+
+@functools.lru_cache(maxsize=4)
+def _project(config_file: str) -> Project:
+    """The project of a mkdocs.yml, read once per build process."""
+    return Project.load(config_file)
 
 
 def _language(config) -> tuple[str, str]:
@@ -55,7 +62,7 @@ def on_config(config):
         for key in SITE_CONFIG_KEYS:
             config[key] = _english[key]
         return config
-    project = Project.load(config.config_file_path)
+    project = _project(config.config_file_path)
     table = _translations(project.site_catalog_path(language)) or {}
     for key in SITE_CONFIG_KEYS:
         if _english[key]:
@@ -68,7 +75,7 @@ def on_page_markdown(markdown, page, config, files):
     language, default = _language(config)
     if language == default:
         return markdown
-    project = Project.load(config.config_file_path)
+    project = _project(config.config_file_path)
     path = project.catalog_path(language, page.file.src_uri)
     table = _translations(path)
     if table is None:

@@ -8,37 +8,11 @@ from types import ModuleType
 
 import pytest
 
-from coursekit.runspec import RunSpec, read_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 
-
-def torchrun_world_size(argv: tuple[str, ...] | list[str]) -> int:
-    """World size of a torchrun command, parsed by torchrun's own argument parser.
-
-    Raises:
-        ValueError: the process count is not a number (``gpu``/``auto`` need a device
-            count the test does not assume).
-    """
-    from torch.distributed.run import get_args_parser, parse_min_max_nnodes
-
-    args = get_args_parser().parse_args(list(argv[1:]))
-    min_nodes, _ = parse_min_max_nnodes(args.nnodes)
-    return int(args.nproc_per_node) * min_nodes
-
-
-def cuda_skip_reason(spec: RunSpec) -> str | None:
-    """Why a program cannot run here, as ``Requires: [...]``, or None if it can."""
-    if spec.cuda_gpus == 0:
-        return None
-    import torch
-    import torch.distributed as dist
-
-    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if have >= spec.cuda_gpus and dist.is_nccl_available():
-        return None
-    return f"Requires: [CUDA GPUs>={spec.cuda_gpus} + nccl] (this machine has {have} GPU(s))"
+pytest_plugins = ["verification_plugin"]
 
 
 def copy_snippet(program: Path, into: Path) -> Path:

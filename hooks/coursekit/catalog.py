@@ -3,7 +3,7 @@
 Formats and rules follow the GNU gettext manual: "The Format of PO Files" (entries,
 ``#.`` extracted comments, ``#:`` references, ``#,`` flags, ``#|`` previous msgid,
 ``#~`` obsolete entries), "Invoking msgmerge" (how changed messages turn fuzzy), and
-"Plural forms" (the ``Plural-Forms`` header per language).
+"Plural forms" (the ``Plural-Forms`` header; values from Babel's CLDR data).
 """
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polib
+from babel.messages.plurals import get_plural
 
 __all__ = [
     "CatalogError",
     "Message",
-    "PLURAL_FORMS",
+    "plural_forms",
     "load",
     "merge",
     "save",
@@ -27,14 +28,12 @@ __all__ = [
 
 WRAP_WIDTH = 79  # GNU gettext tools' default line width, so editors and msgmerge agree
 
-# Plural-Forms per language, from the GNU gettext manual, section "Plural forms".
-PLURAL_FORMS = {
-    "en": "nplurals=2; plural=(n != 1);",
-    "ja": "nplurals=1; plural=0;",
-    "ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
-    "sv": "nplurals=2; plural=(n != 1);",
-    "tr": "nplurals=2; plural=(n != 1);",
-}
+
+def plural_forms(language: str) -> str:
+    """The ``Plural-Forms`` header value for a locale (``"ru"``), from Babel's CLDR-based
+    table (``babel.messages.plurals``), the one ``pybabel init`` writes."""
+    return get_plural(language).plural_forms
+
 
 # msgmerge's fuzzy-match threshold: a changed message keeps the old translation as a
 # suggestion when the two msgids are at least this similar.
@@ -109,7 +108,7 @@ def _header(language: str, project: str) -> dict[str, str]:
         "MIME-Version": "1.0",
         "Content-Type": "text/plain; charset=UTF-8",
         "Content-Transfer-Encoding": "8bit",
-        "Plural-Forms": PLURAL_FORMS.get(language, "nplurals=2; plural=(n != 1);"),
+        "Plural-Forms": plural_forms(language),
     }
 
 

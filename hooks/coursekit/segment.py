@@ -37,6 +37,8 @@ _INDENTED_OPEN = re.compile(
     r'(?:[ ]*"(?P<title>[^"]*)")?[ ]*$'
 )
 _INCLUDE = re.compile(r"^[ ]*-{1,}8<-{1,}")
+_INCLUDE_BLOCK = ("--8<--", "-8<-", "--8<-", "-8<--")
+_FOOTNOTE_DEF = re.compile(r"^\[\^[^\]]+\]:[ \t]+")
 _HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
 
 
@@ -143,6 +145,14 @@ def _prepare_view(lines: list[str]) -> tuple[list[str], list[Segment]]:
             in_options = True
             i += 1
             continue
+        if stripped.rstrip() in _INCLUDE_BLOCK:
+            # A multi-line include block: "--8<--", one path per line, "--8<--".
+            j = i + 1
+            while j < n and lines[j].strip() not in _INCLUDE_BLOCK:
+                j += 1
+            view.extend("\n" for _ in range(i, min(j + 1, n)))
+            i = j + 1
+            continue
         if _BLOCK_CLOSE.match(line) or _INCLUDE.match(line):
             view.append("\n")
             i += 1
@@ -240,6 +250,10 @@ def segment(markdown: str) -> list[Segment]:
             kind = "quote"
         else:
             kind = "paragraph"
+        footnote = _FOOTNOTE_DEF.match(content)
+        if footnote:  # "[^1]: text": the label is markup, only the text is a message
+            content = content[footnote.end():]
+            kind = "footnote"
         if not content.strip():
             continue
         start, end = _span(lines, first, last, content)

@@ -10,35 +10,38 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import SNIPPETS, copy_snippet, import_program, torchrun_world_size
+from conftest import SNIPPETS, copy_snippet, import_program
 from coursekit.runspec import read_spec
 from torchjob import JobResult, run_job
+from verification_plugin import effective_command, job_env, torchrun_shape
 
 PROGRAM = SNIPPETS / "ddp_basics" / "train.py"
 SPEC = read_spec(PROGRAM)
-WORLD_SIZE = torchrun_world_size(SPEC.commands[0])
 train = import_program(PROGRAM)
 
-pytestmark = pytest.mark.torchrun
+pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("ddp_basics/train.py")]
 
 
 @pytest.fixture(scope="module")
-def job(tmp_path_factory) -> JobResult:
+def job(tmp_path_factory, pytestconfig) -> JobResult:
     program = copy_snippet(PROGRAM, tmp_path_factory.mktemp("ddp_basics"))
-    result = run_job(list(SPEC.commands[0]), program.parent, SPEC.time_limit_s)
-    result.check(WORLD_SIZE)
+    argv = effective_command(SPEC, pytestconfig)
+    nproc, nnodes = torchrun_shape(argv)
+    result = run_job(argv, program.parent, SPEC.time_limit_s, job_env(nproc))
+    result.check(nproc * nnodes)
+    result.world_size = nproc * nnodes
     return result
 
 
 def test_job_runs_on_every_rank_within_its_time_limit(job):
-    assert WORLD_SIZE == 2
+    assert job.world_size >= 2
     assert job.duration_s < SPEC.time_limit_s
-    assert sorted(job.records) == list(range(WORLD_SIZE))
+    assert sorted(job.records) == list(range(job.world_size))
     assert "epoch 2: loss" in next(r.stdout for r in job.ranks if r.local_rank == 0)
 
 
 def test_all_ranks_end_with_identical_parameters(job):
-    states = [job.records[r]["final_state"] for r in range(WORLD_SIZE)]
+    states = [job.records[r]["final_state"] for r in range(job.world_size)]
     assert states[0] is not None
     for other in states[1:]:
         assert states[0].keys() == other.keys()
@@ -51,11 +54,13 @@ def test_all_ranks_end_with_identical_parameters(job):
 
 def test_each_epoch_splits_the_dataset_between_ranks(job):
     n = len(train.make_dataset())
+    assert n % job.world_size == 0  # else the sampler pads by repeating indices
     for epoch in range(train.EPOCHS):
-        shares = [dict(job.records[r]["sampler_epochs"])[epoch] for r in range(WORLD_SIZE)]
-        assert all(len(s) == n // WORLD_SIZE for s in shares)
-        assert set(shares[0]).isdisjoint(shares[1])
-        assert set(shares[0]) | set(shares[1]) == set(range(n))
+        shares = [dict(job.records[r]["sampler_epochs"])[epoch] for r in range(job.world_size)]
+        assert all(len(s) == n // job.world_size for s in shares)
+        union = set().union(*shares)
+        assert len(union) == sum(len(s) for s in shares)  # pairwise disjoint
+        assert union == set(range(n))
 
 
 def test_order_changes_between_epochs(job):
@@ -67,7 +72,7 @@ def test_order_changes_between_epochs(job):
 
 def test_only_rank_zero_writes_a_checkpoint_that_loads_into_the_bare_model(job):
     assert job.records[0]["saves"] == [train.CHECKPOINT]
-    for rank in range(1, WORLD_SIZE):
+    for rank in range(1, job.world_size):
         assert job.records[rank]["saves"] == []
     state = torch.load(job.workdir / train.CHECKPOINT, weights_only=True)
     model = train.ToyModel()
@@ -78,19 +83,19 @@ def test_only_rank_zero_writes_a_checkpoint_that_loads_into_the_bare_model(job):
 
 def test_one_ddp_step_equals_one_step_on_the_union_of_the_batches(job):
     dataset = train.make_dataset()
-    first = [dict(job.records[r]["sampler_epochs"])[0][: train.BATCH_SIZE] for r in range(WORLD_SIZE)]
+    first = [dict(job.records[r]["sampler_epochs"])[0][: train.BATCH_SIZE] for r in range(job.world_size)]
     x, y = dataset[[i for share in first for i in share]]
     model = train.ToyModel()
     model.load_state_dict(job.records[0]["first_step"]["before"])
     optimizer = torch.optim.SGD(model.parameters(), lr=train.LR)
     optimizer.zero_grad()
     torch.nn.MSELoss()(model(x), y).backward()
-    for rank in range(WORLD_SIZE):
+    for rank in range(job.world_size):
         ddp_grads = job.records[rank]["first_step"]["grads"]
         for name, p in model.named_parameters():
             torch.testing.assert_close(ddp_grads[name], p.grad, rtol=1e-5, atol=1e-6)
     optimizer.step()
-    for rank in range(WORLD_SIZE):
+    for rank in range(job.world_size):
         after = job.records[rank]["first_step"]["after"]
         for name, value in model.state_dict().items():
             torch.testing.assert_close(after[name], value, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,163 @@
+"""The built site: five language trees, translated pages, identical code, working switcher."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import polib
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+from coursekit.project import Project
+from coursekit.segment import segment
+
+pytestmark = pytest.mark.site
+
+PROJECT = Project.load(ROOT / "mkdocs.yml")
+LANGUAGES = (PROJECT.default_language, *PROJECT.languages)
+PAGES = [p.with_suffix("").as_posix() for p in PROJECT.pages()]
+LESSONS = [p for p in PAGES if p != "index"]
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's end-of-life banner
+
+
+def page_path(site: Path, language: str, page: str) -> Path:
+    base = site if language == PROJECT.default_language else site / language
+    return base / "index.html" if page == "index" else base / page / "index.html"
+
+
+def soup_of(site: Path, language: str, page: str) -> BeautifulSoup:
+    return BeautifulSoup(page_path(site, language, page).read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once with ``mkdocs build --strict`` from the working tree."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "WARNING -" not in proc.stderr, proc.stderr
+    return out
+
+
+def snippet_section(path: Path, name: str) -> str:
+    """The lines of a pymdownx.snippets section, as the extension includes them."""
+    lines, inside = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if re.search(rf"--8<-- \[start:{name}\]", line):
+            inside = True
+        elif re.search(rf"--8<-- \[end:{name}\]", line):
+            break
+        elif inside and not re.search(r"--8<-- \[(start|end):", line):
+            lines.append(line)
+    return textwrap.dedent("\n".join(lines))
+
+
+def code_blocks(soup: BeautifulSoup) -> list[str]:
+    """The text of every highlighted code block of the article, line numbers left out."""
+    blocks = []
+    for block in soup.select("article div.highlight"):
+        code = block.select_one("td.code pre code") or block.select_one("pre code")
+        blocks.append(code.get_text().rstrip("\n"))
+    return blocks
+
+
+def test_every_language_has_its_own_tree_of_every_page(site):
+    for language in LANGUAGES:
+        for page in PAGES:
+            assert page_path(site, language, page).is_file(), (language, page)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("page", PAGES)
+def test_pages_carry_their_language_and_translated_title(site, language, page):
+    soup = soup_of(site, language, page)
+    assert soup.html["lang"] == language
+    english_title = segment((PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8"))[0].msgid
+    if language == PROJECT.default_language:
+        expected = english_title
+    else:
+        expected = polib.pofile(str(PROJECT.catalog_path(language, f"{page}.md"))).find(english_title).msgstr
+        assert expected and expected != english_title
+    h1 = soup.select_one("article h1")
+    assert h1.get_text().rstrip("¶").strip() == expected
+    assert soup.title.get_text().startswith(expected)
+
+
+def test_material_interface_is_localized(site):
+    placeholders = {lang: soup_of(site, lang, "index").select_one("input.md-search__input")["placeholder"] for lang in LANGUAGES}
+    assert len(set(placeholders.values())) == len(LANGUAGES), placeholders
+
+
+@pytest.mark.parametrize("page", LESSONS)
+def test_code_blocks_are_identical_in_every_language_and_equal_the_snippet_sections(site, page):
+    source = (PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8")
+    includes = re.findall(r'^--8<-- "([^":]+):([\w-]+)"$', source, re.M)
+    expected = [snippet_section(ROOT / "snippets" / path, name) for path, name in includes]
+    assert expected and all(expected)
+    for language in LANGUAGES:
+        assert code_blocks(soup_of(site, language, page)) == expected, language
+
+
+@pytest.mark.parametrize("page", LESSONS)
+def test_language_switcher_links_to_the_same_lesson(site, page):
+    for language in LANGUAGES:
+        soup = soup_of(site, language, page)
+        links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
+        assert set(links) == set(LANGUAGES), links
+        here = page_path(site, language, page)
+        for target_language, href in links.items():
+            resolved = urlparse(urljoin(here.as_uri(), href)).path
+            if resolved.endswith("/"):
+                resolved += "index.html"
+            assert Path(resolved) == page_path(site, target_language, page), (language, href)
+
+
+def _english_texts(soup: BeautifulSoup) -> set[str]:
+    return {
+        t.get_text(" ", strip=True)
+        for t in soup.select("article p, article li, article td, article th, article summary, article h2")
+        if len(re.findall(r"[A-Za-z]{3,}", t.get_text())) >= 3 and t.find_parent(class_="highlight") is None
+    }
+
+
+@pytest.mark.parametrize("language", PROJECT.languages)
+def test_fully_translated_pages_contain_no_english_paragraph(site, language):
+    for page in PAGES:
+        catalog = polib.pofile(str(PROJECT.catalog_path(language, f"{page}.md")))
+        if catalog.percent_translated() < 100 or catalog.fuzzy_entries():
+            continue
+        english = _english_texts(soup_of(site, PROJECT.default_language, page))
+        translated = _english_texts(soup_of(site, language, page)) | {
+            t.get_text(" ", strip=True) for t in soup_of(site, language, page).select("article p, article li")
+        }
+        assert english and not (english & translated), (language, page, english & translated)
+
+
+def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
+    for item in ("mkdocs.yml", "docs", "i18n", "snippets", "hooks"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
+    language = PROJECT.languages[0]
+    catalog_file = tmp_path / "i18n" / language / "ddp-basics.po"
+    catalog = polib.pofile(str(catalog_file))
+    entry = next(e for e in catalog if e.comment == "paragraph")
+    entry.msgstr = ""
+    catalog.save(str(catalog_file))
+    (tmp_path / "i18n" / language / "index.po").unlink()
+    proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages have no '{language}' translation", proc.stderr), proc.stderr
+    assert re.search(rf"WARNING .*index\.md: no '{language}' catalog", proc.stderr), proc.stderr
+    html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
+    english_start = entry.msgid.split("`")[0][:40]
+    assert english_start in html
+    strict = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
+    assert strict.returncode != 0

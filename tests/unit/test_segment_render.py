@@ -1,0 +1,125 @@
+"""The segmenter and renderer: byte-exact round trips and structure-preserving translation."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import markdown as python_markdown
+import pytest
+from bs4 import BeautifulSoup
+from markdown_it import MarkdownIt
+from mkdocs.config import load_config
+
+from conftest import ROOT
+from coursekit.render import render
+from coursekit.segment import _prepare_view, normalize_inline, segment
+
+PAGES = sorted((ROOT / "docs").rglob("*.md")) + sorted((Path(__file__).parent / "pages").glob("*.md"))
+IDS = [p.relative_to(ROOT).as_posix() for p in PAGES]
+
+# Markup a translation must carry over untouched: code spans, link and footnote
+# targets, reference labels, HTML tags and entities.
+_PROTECTED = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\})")
+_ACCENTS = str.maketrans("aeiouyAEIOUYcnsz", "áéíóúýÁÉÍÓÚÝçñšž")
+
+
+def pseudo(msgid: str) -> str:
+    """A pseudo-translation: every vowel accented, protected markup kept as it is."""
+    parts = _PROTECTED.split(msgid)
+    return "".join(part if i % 2 else part.translate(_ACCENTS) for i, part in enumerate(parts))
+
+
+@pytest.fixture(scope="module")
+def to_html():
+    """Python-Markdown with exactly the extensions and options of mkdocs.yml."""
+    config = load_config(str(ROOT / "mkdocs.yml"))
+
+    def convert(text: str) -> str:
+        return python_markdown.markdown(text, extensions=config.markdown_extensions, extension_configs=config.mdx_configs)
+
+    return convert
+
+
+def structure(html: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The element tree as (tag, attribute names) in document order; generated ids ignored."""
+    soup = BeautifulSoup(html, "html.parser")
+    return [(t.name, tuple(sorted(k for k in t.attrs if k != "id"))) for t in soup.find_all(True)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_round_trip_with_an_empty_catalog_is_byte_exact(page):
+    source = page.read_text(encoding="utf-8")
+    result = render(source, {})
+    assert result.markdown == source
+    assert result.translated == 0
+    assert len(result.missing) == result.total == len(segment(source))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_pseudo_translation_keeps_the_html_structure(page, to_html):
+    source = page.read_text(encoding="utf-8")
+    catalog = {s.msgid: pseudo(s.msgid) for s in segment(source)}
+    result = render(source, catalog)
+    assert result.missing == []
+    assert result.translated == result.total > 0
+    assert structure(to_html(result.markdown)) == structure(to_html(source))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_code_includes_and_heading_ids_are_never_altered(page):
+    source = page.read_text(encoding="utf-8")
+    translated = render(source, {s.msgid: pseudo(s.msgid) for s in segment(source)}).markdown
+
+    def untranslatable(text: str) -> list[tuple[str, str]]:
+        # Parse what CommonMark sees (extension syntax prepared as the segmenter does)
+        # and keep every code, HTML and include construct with its exact content.
+        view, _ = _prepare_view(text.splitlines(keepends=True))
+        tokens = MarkdownIt("commonmark").enable("table").parse("".join(view))
+        kept = [(t.type, t.info + t.content) for t in tokens if t.type in ("fence", "code_block", "html_block")]
+        return kept + [("include", line) for line in text.splitlines() if "--8<--" in line]
+
+    assert untranslatable(translated) == untranslatable(source)
+    assert re.findall(r"\{ ?#[\w-]+ ?\}", translated) == re.findall(r"\{ ?#[\w-]+ ?\}", source)
+
+
+def test_every_page_yields_messages_for_headings_paragraphs_and_items():
+    kinds = {s.kind for p in PAGES for s in segment(p.read_text(encoding="utf-8"))}
+    assert {"heading", "paragraph", "list item", "table cell", "table header", "details title",
+            "note title", "tab title", "footnote", "quote"} <= kinds
+
+
+def test_code_and_includes_are_not_messages():
+    source = (ROOT / "docs" / "ddp-basics.md").read_text(encoding="utf-8")
+    msgids = [s.msgid for s in segment(source)]
+    assert not any("--8<--" in m or "def setup" in m for m in msgids)
+    assert "DistributedDataParallel basics" in msgids  # heading text without its { #id }
+
+
+def test_reflowing_a_paragraph_keeps_its_message():
+    one = "A paragraph that is\nwrapped here and\nthere.\n"
+    other = "A paragraph that is wrapped\nhere and there.\n"
+    assert [s.msgid for s in segment(one)] == [s.msgid for s in segment(other)] == ["A paragraph that is wrapped here and there."]
+
+
+def test_hard_breaks_are_kept_in_the_message_and_the_rendering():
+    assert normalize_inline("first  \nsecond") == "first\nsecond"
+    source = "- item line  \n  next line\n"
+    (seg,) = segment(source)
+    assert seg.msgid == "item line\nnext line"
+    out = render(source, {seg.msgid: "ligne\nsuivante"}).markdown
+    assert out == "- ligne  \n  suivante\n"
+
+
+def test_missing_messages_fall_back_to_english():
+    source = "# Title { #title }\n\nFirst paragraph.\n\nSecond paragraph.\n"
+    result = render(source, {"Title": "Titre", "First paragraph.": "Premier paragraphe."})
+    assert result.markdown == "# Titre { #title }\n\nPremier paragraphe.\n\nSecond paragraph.\n"
+    assert result.missing == ["Second paragraph."]
+    assert (result.total, result.translated) == (3, 2)
+
+
+def test_a_rejected_translation_falls_back_to_english():
+    source = "Some text.\n"
+    result = render(source, {"Some text.": "<script>x</script>"}, accept=lambda seg, s: "adds HTML" if "<" in s else None)
+    assert result.markdown == source
+    assert result.rejected == [("Some text.", "adds HTML")]
