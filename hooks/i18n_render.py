@@ -7,19 +7,26 @@ from __future__ import annotations
 
 import functools
 import logging
+import posixpath
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
+from coursekit.interface import Interface
+from coursekit.notice import with_notice
 from coursekit.project import Project
 from coursekit.render import render
+from coursekit.safety import problems
+from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 
 log = logging.getLogger("mkdocs.hooks.i18n_render")
 
 _english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
-_cache: dict[Path, tuple[float, dict[str, str] | None]] = {}
+_cache: dict[Path, tuple[float, object]] = {}
 
 
 @functools.lru_cache(maxsize=4)
@@ -36,8 +43,9 @@ def _language(config) -> tuple[str, str]:
     return plugin.current_language or plugin.default_language, plugin.default_language
 
 
-def _translations(path: Path) -> dict[str, str] | None:
-    """Usable translations of a catalog (None when the file is missing), cached by mtime."""
+def _catalog(path: Path):
+    """The parsed catalog (None when missing), cached by mtime; a broken one stops the build
+    with ``file:line: reason`` and no traceback."""
     try:
         mtime = path.stat().st_mtime
     except FileNotFoundError:
@@ -45,11 +53,17 @@ def _translations(path: Path) -> dict[str, str] | None:
     hit = _cache.get(path)
     if hit is None or hit[0] != mtime:
         try:
-            hit = (mtime, po.translations(po.load(path)))
+            hit = (mtime, po.load(path))
         except po.CatalogError as exc:
-            raise SystemExit(str(exc)) from None  # a broken catalog stops the build, in one line
+            raise PluginError(str(exc)) from None
         _cache[path] = hit
     return hit[1]
+
+
+def _interface(project: Project, language: str) -> Interface:
+    if language == project.default_language:
+        return Interface()
+    return Interface(_catalog(project.site_catalog_path(language)))
 
 
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config
@@ -58,42 +72,58 @@ def on_config(config):
     language, default = _language(config)
     for key in SITE_CONFIG_KEYS:
         _english.setdefault(key, config.get(key) or "")
-    if language == default:
-        for key in SITE_CONFIG_KEYS:
-            config[key] = _english[key]
-        return config
-    project = _project(config.config_file_path)
-    table = _translations(project.site_catalog_path(language)) or {}
+    table = {}
+    if language != default:
+        table = po.translations(_catalog(_project(config.config_file_path).site_catalog_path(language)))
     for key in SITE_CONFIG_KEYS:
         if _english[key]:
             config[key] = table.get(_english[key], _english[key])
     return config
 
 
+@event_priority(-120)  # after mkdocs-static-i18n, which only handles files from docs_dir
+def on_files(files, config):
+    """Add the generated translation status page under the language being built."""
+    if files.get_file_from_path(STATUS_PAGE_URI) is None:
+        language, default = _language(config)
+        page = File.generated(config, STATUS_PAGE_URI, content="# Translation status\n")
+        if language != default:
+            page.dest_uri = f"{language}/{page.dest_uri}"
+        files.append(page)
+    return files
+
+
 def on_page_markdown(markdown, page, config, files):
-    """Render the English page in the language being built; missing messages stay English."""
+    """Render the English page in the language being built; missing or unsafe messages stay
+    English, and a page that is not fully translated says so at the top."""
+    project = _project(config.config_file_path)
     language, default = _language(config)
+    if page.file.src_uri == STATUS_PAGE_URI:
+        return status_markdown(project, language, _interface(project, language))
     if language == default:
         return markdown
-    project = _project(config.config_file_path)
     path = project.catalog_path(language, page.file.src_uri)
-    table = _translations(path)
-    if table is None:
-        log.warning(f"{page.file.src_uri}: no '{language}' catalog {path.relative_to(project.root)}; "
+    shown = path.relative_to(project.root)
+    catalog = _catalog(path)
+    if catalog is None:
+        log.warning(f"{page.file.src_uri}: no '{language}' catalog {shown}; "
                     f"the page is shown in English; run: course update --lang {language}")
         return markdown
-    result = render(markdown, table)
+    lines = {e.msgid: e.linenum for e in catalog if not e.obsolete}
+    result = render(markdown, po.translations(catalog), accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
+    for msgid, reason in result.rejected:
+        log.warning(f"{shown}:{lines.get(msgid, 1)}: translation rejected ({reason}); shown in English; fix the msgstr")
     if result.missing:
         log.warning(f"{page.file.src_uri}: {len(result.missing)} of {result.total} messages have no "
-                    f"'{language}' translation and are shown in English; translate them in "
-                    f"{path.relative_to(project.root)}")
+                    f"'{language}' translation and are shown in English; translate them in {shown}")
+    if result.translated < result.total:
+        english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
+        url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
+        return with_notice(result.markdown, result.percent, url, _interface(project, language))
     return result.markdown
 
 
 def on_serve(server, config, builder):
-    """Rebuild when a catalog or a snippet program changes, not only docs/."""
-    root = Path(config.config_file_path).parent
-    for folder in ("i18n", "snippets"):
-        if (root / folder).is_dir():
-            server.watch(str(root / folder))
+    """Rebuild when a catalog changes, not only docs/."""
+    server.watch(str(Path(config.config_file_path).parent / "i18n"))
     return server

@@ -57,6 +57,8 @@ class Message:
     msgid: str
     comment: str
     reference: str
+    plural: str | None = None
+    flags: tuple[str, ...] = ()
 
 
 def load(path: Path) -> polib.POFile:
@@ -99,6 +101,10 @@ def translations(catalog: polib.POFile | None) -> dict[str, str]:
         for e in catalog
         if e.msgstr and not e.obsolete and "fuzzy" not in e.flags
     }
+
+
+def _nplurals(language: str) -> int:
+    return get_plural(language).num_plurals
 
 
 def _header(language: str, project: str) -> dict[str, str]:
@@ -149,18 +155,24 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
         comments[msg.msgid] = [msg.comment]
         prior = old_live.get(msg.msgid) or old_obsolete.get(msg.msgid)
         entry = polib.POEntry(msgid=msg.msgid, msgstr="")
-        if prior is not None:
+        if msg.plural:
+            entry.msgid_plural = msg.plural
+            entry.msgstr_plural = {i: "" for i in range(_nplurals(language))}
+        entry.flags = list(msg.flags)
+        if prior is not None and (prior.msgid_plural or None) == (msg.plural or None):
             entry.msgstr = prior.msgstr
-            entry.flags = list(prior.flags)
+            if msg.plural:
+                entry.msgstr_plural = {int(k): v for k, v in prior.msgstr_plural.items()}
+            entry.flags = list(dict.fromkeys([*msg.flags, *(f for f in prior.flags if f == "fuzzy")]))
             entry.tcomment = prior.tcomment
             entry.previous_msgid = prior.previous_msgid
         entry.occurrences = [(msg.reference, "")]
         merged[msg.msgid] = entry
 
     # Messages that vanished: the closest one becomes a fuzzy suggestion for a new one.
-    vanished = [e for m, e in old_live.items() if m not in merged and e.msgstr]
+    vanished = [e for m, e in old_live.items() if m not in merged and e.msgstr and not e.msgid_plural]
     for msgid, entry in merged.items():
-        if entry.msgstr or not vanished:
+        if entry.msgstr or entry.msgid_plural or not vanished:
             continue
         best, score = None, 0.0
         for candidate in vanished:
@@ -183,10 +195,12 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
 
     used = {e.previous_msgid for e in merged.values() if e.previous_msgid}
     for msgid, entry in old_live.items():
-        if msgid not in merged and msgid not in used and entry.msgstr:
-            gone = polib.POEntry(msgid=msgid, msgstr=entry.msgstr, obsolete=True, flags=list(entry.flags))
-            gone.tcomment = entry.tcomment
-            new.append(gone)
+        if msgid not in merged and msgid not in used and (entry.msgstr or any(entry.msgstr_plural.values())):
+            entry.obsolete = True
+            entry.occurrences = []
+            entry.comment = ""
+            entry.previous_msgid = None
+            new.append(entry)
     for msgid, entry in old_obsolete.items():
         if msgid not in merged:
             new.append(entry)

@@ -8,24 +8,60 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import catalog as po
 from .catalog import CatalogError
+from .check import check_project
 from .extract import update
 from .project import Project, ProjectError
+from .stats import catalog_stats
 
 
 def _cmd_update(args: argparse.Namespace) -> int:
     project = Project.load(args.config)
-    languages = tuple(args.lang) if args.lang else None
-    unknown = set(languages or ()) - set(project.languages)
-    if unknown:
-        print(f"{args.config}: unknown language(s) {', '.join(sorted(unknown))}; "
-              f"the i18n plugin lists {', '.join(project.languages)}", file=sys.stderr)
-        return 2
-    report = update(project, languages)
+    report = update(project, _languages(project, args))
     for path in report.written:
         print(f"updated {path.relative_to(project.root)}")
     print(f"{len(report.written)} catalog(s) updated, {len(report.unchanged)} unchanged")
     return 0
+
+
+def _languages(project: Project, args: argparse.Namespace) -> tuple[str, ...] | None:
+    languages = tuple(args.lang) if args.lang else None
+    unknown = set(languages or ()) - set(project.languages)
+    if unknown:
+        raise ProjectError(f"{args.config}: unknown language(s) {', '.join(sorted(unknown))}; "
+                           f"the i18n plugin lists {', '.join(project.languages)}")
+    return languages
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    project = Project.load(args.config)
+    rows = []
+    for language in _languages(project, args) or project.languages:
+        for path in sorted((project.i18n_dir / language).rglob("*.po")):
+            st = catalog_stats(po.load(path))
+            rows.append((language, path.relative_to(project.i18n_dir / language).with_suffix("").as_posix(), st))
+    print(f"{'lang':<5} {'catalog':<24} {'translated':>10} {'fuzzy':>6} {'untransl.':>9} {'words %':>8}")
+    for language, name, st in rows:
+        print(f"{language:<5} {name:<24} {st.translated:>10} {st.fuzzy:>6} {st.untranslated:>9} {st.percent:>7.1f}%")
+    below = [(l, n, st) for l, n, st in rows if st.percent < args.min]
+    for language, name, st in below:
+        print(f"i18n/{language}/{name}.po: {st.percent:.1f}% translated, below --min {args.min:g}%", file=sys.stderr)
+    return 1 if below else 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    project = Project.load(args.config)
+    try:
+        found = check_project(project, _languages(project, args), msgfmt=args.msgfmt)
+    except FileNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    for line in found:
+        print(line)
+    if not found:
+        print("all catalogs are valid")
+    return 1 if found else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "new messages empty, changed ones fuzzy with the previous English, removed ones obsolete.")
     p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
     p.set_defaults(func=_cmd_update)
+
+    p = sub.add_parser("stats", help="show how much of each catalog is translated",
+                       description="A table per language and catalog: translated, fuzzy and untranslated messages, "
+                                   "and the share of English words translated. Exit status 1 if any is below --min.")
+    p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
+    p.add_argument("--min", type=float, default=0.0, metavar="PERCENT", help="fail when a catalog is below this percentage")
+    p.set_defaults(func=_cmd_stats)
+
+    p = sub.add_parser("check", help="validate every catalog: syntax, headers, msgids, safety of translations",
+                       description="Validate catalogs and print one 'file:line: problem' line per problem; "
+                                   "exit status 1 if there is any.")
+    p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
+    p.add_argument("--msgfmt", action="store_true", help="also run GNU 'msgfmt --check' on each catalog")
+    p.set_defaults(func=_cmd_check)
     return parser
 
 

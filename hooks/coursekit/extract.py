@@ -5,10 +5,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import catalog as po
+from .interface import STRINGS
 from .project import Project
 from .segment import segment
 
-__all__ = ["page_messages", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS", "INTERFACE_STRINGS"]
+__all__ = ["page_messages", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS"]
 
 # mkdocs.yml values shown on every page, translated through i18n/<lang>/_site.po.
 SITE_CONFIG_KEYS = {
@@ -16,8 +17,6 @@ SITE_CONFIG_KEYS = {
     "site_description": "site description (search engines, link previews)",
 }
 
-# Interface strings the hooks write into pages, with what each one is for translators.
-INTERFACE_STRINGS: dict[str, str] = {}
 
 
 def page_messages(project: Project, page: Path) -> list[po.Message]:
@@ -43,7 +42,7 @@ def site_messages(project: Project) -> list[po.Message]:
         for key, comment in SITE_CONFIG_KEYS.items()
         if project.config.get(key)
     ]
-    messages += [po.Message(text, comment, "hooks") for text, comment in INTERFACE_STRINGS.items()]
+    messages += [po.Message(s.msgid, s.comment, "hooks", s.plural, s.flags) for s in STRINGS]
     return messages
 
 

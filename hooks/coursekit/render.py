@@ -6,10 +6,14 @@ call it. Every byte outside a translated message's span is copied from the Engli
 """
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .segment import Segment, segment
+
+_WORD = re.compile(r"\w+")  # words are counted as coursekit.stats counts them
 
 __all__ = ["RenderResult", "render"]
 
@@ -33,6 +37,13 @@ class RenderResult:
     translated: int = 0
     missing: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    words: int = 0
+    translated_words: int = 0
+
+    @property
+    def percent(self) -> float:
+        """Share of the page's English words shown translated, 0-100."""
+        return 100.0 if self.words == 0 else 100.0 * self.translated_words / self.words
 
 
 def _splice(msgstr: str, continuation: str) -> str:
@@ -71,6 +82,8 @@ def render(
     out: list[str] = []
     line, col = 0, 0  # how far the English has been copied
     for seg in segments:
+        words = len(_WORD.findall(seg.msgid))
+        result.words += words
         msgstr = catalog.get(seg.msgid, "")
         if not msgstr:
             result.missing.append(seg.msgid)
@@ -87,6 +100,7 @@ def render(
         out.append(_splice(msgstr, seg.continuation))
         line, col = l1, c1
         result.translated += 1
+        result.translated_words += words
     if result.translated == 0:
         return result
     out.append(_copy(lines, (line, col), (len(lines), 0)))

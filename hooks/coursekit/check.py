@@ -1,0 +1,120 @@
+"""``course check``: validate every catalog, one ``file:line: problem`` line per problem.
+
+Checks (gettext manual, "The Format of PO Files" and "Invoking the msgfmt Program"):
+syntax and encoding, line ends, the ``Language``/``Plural-Forms``/``Content-Type``
+headers, duplicate msgids, msgids that are not in the English source (hand-edited),
+plural forms count, and the safety of every translation (:mod:`coursekit.safety`).
+Optionally each file is also given to GNU ``msgfmt --check``.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import polib
+from babel.messages.plurals import get_plural
+
+from . import catalog as po
+from .extract import page_messages, site_messages
+from .project import Project
+from .safety import problems as safety_problems
+
+__all__ = ["check_catalog", "check_project", "msgfmt_check"]
+
+
+def _expected_msgids(project: Project, path: Path) -> set[str] | None:
+    language_dir = path.parent
+    rel = path.relative_to(language_dir)
+    if rel.stem == "_site" and rel.parent == Path("."):
+        return {m.msgid for m in site_messages(project)}
+    page = rel.with_suffix(".md")
+    if not (project.docs_dir / page).is_file():
+        return None
+    return {m.msgid for m in page_messages(project, page)}
+
+
+def check_catalog(project: Project, path: Path) -> list[str]:
+    """Problems of one catalog, each ``path:line: message; remedy``.
+
+    Args:
+        project: the project (for the English source and the expected language).
+        path: ``i18n/<lang>/<page>.po``.
+
+    Returns:
+        The problem lines; empty when the catalog is fine.
+    """
+    shown = path.relative_to(project.root) if path.is_relative_to(project.root) else path
+    raw = path.read_bytes()
+    out: list[str] = []
+    if b"\r\n" in raw:
+        line = raw[: raw.index(b"\r\n")].count(b"\n") + 1
+        out.append(f"{shown}:{line}: CRLF line ends; save the catalog with LF (Unix) line ends")
+    try:
+        catalog = po.load(path)
+    except po.CatalogError as exc:
+        return out + [str(exc).replace(str(path), str(shown), 1)]
+    language = path.parent.name
+    meta = catalog.metadata
+    if not meta:
+        return out + [f"{shown}:1: missing header entry (msgid \"\"); restore it with: course update --lang {language}"]
+    if meta.get("Language") != language:
+        out.append(f"{shown}:1: header Language is {meta.get('Language')!r}, expected {language!r}; fix the header")
+    if "charset=utf-8" not in meta.get("Content-Type", "").lower().replace(" ", ""):
+        out.append(f"{shown}:1: header Content-Type must say charset=UTF-8")
+    expected_plural = get_plural(language)
+    forms = meta.get("Plural-Forms", "")
+    if f"nplurals={expected_plural.num_plurals}" not in forms.replace(" ", ""):
+        out.append(f"{shown}:1: header Plural-Forms {forms!r} is wrong for {language!r}; expected {expected_plural.plural_forms!r}")
+    live = [e for e in catalog if not e.obsolete]
+    for msgid, n in Counter((e.msgctxt, e.msgid) for e in live).items():
+        if n > 1:
+            dup = [e for e in live if (e.msgctxt, e.msgid) == msgid][1]
+            out.append(f"{shown}:{dup.linenum}: duplicate msgid {msgid[1][:40]!r}; merge the two entries")
+    expected = _expected_msgids(project, path)
+    for entry in live:
+        where = f"{shown}:{entry.linenum}"
+        if expected is not None and entry.msgid not in expected:
+            out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
+                       "restore it, and run: course update")
+        if entry.fuzzy:
+            continue  # not used until a translator confirms it; checked then
+        if entry.msgid_plural:
+            n = len(entry.msgstr_plural)
+            if n != expected_plural.num_plurals:
+                out.append(f"{where}: {n} plural forms, {language!r} needs {expected_plural.num_plurals}")
+            pairs = [(entry.msgid_plural if i else entry.msgid, s) for i, s in entry.msgstr_plural.items() if s]
+        else:
+            pairs = [(entry.msgid, entry.msgstr)] if entry.msgstr else []
+        for msgid, msgstr in pairs:
+            for reason in safety_problems(msgid, msgstr):
+                out.append(f"{where}: {reason}")
+    return out
+
+
+def msgfmt_check(path: Path) -> list[str]:
+    """Run GNU ``msgfmt --check`` on one catalog; its error lines (warnings about optional
+    header fields left out).
+
+    Raises:
+        FileNotFoundError: msgfmt is not installed (``apt-get install gettext``).
+    """
+    msgfmt = shutil.which("msgfmt")
+    if msgfmt is None:
+        raise FileNotFoundError("msgfmt not found; install GNU gettext (apt-get install gettext)")
+    proc = subprocess.run([msgfmt, "--check", "-o", "/dev/null", str(path)], capture_output=True, text=True)
+    if proc.returncode == 0:
+        return []
+    return [line for line in proc.stderr.splitlines() if line.strip() and "header field" not in line]
+
+
+def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False) -> list[str]:
+    """Problems of every catalog of the given languages (all by default), sorted by file."""
+    out: list[str] = []
+    for language in languages or project.languages:
+        for path in sorted((project.i18n_dir / language).rglob("*.po")):
+            out += check_catalog(project, path)
+            if msgfmt:
+                out += msgfmt_check(path)
+    return out

@@ -1,0 +1,133 @@
+"""The publish gate: badge every included code block with how its program was verified.
+
+:func:`add_badges` is pure apart from reading ``snippets/``: it takes a page's Markdown
+(any language) and returns it with a badge paragraph after each fenced block that
+includes a snippet, plus the problems a build must report.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, PROCESSES, VERIFIED,
+                        Interface)
+from .project import Project
+from .runspec import RunSpecError, read_spec
+from .verification import Record, load_records, status, test_for
+
+__all__ = ["GateResult", "add_badges", "VERIFICATION_PAGE"]
+
+VERIFICATION_PAGE = "verification.md"  # the page every badge links to
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
+_INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(?P<q>["'])(?P<target>[^"']+)(?P=q)""")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#!|])")
+_DEVICE = {"cpu": "CPU", "cuda": "CUDA"}
+_BACKEND = {"gloo": "gloo", "nccl": "NCCL"}
+
+
+@dataclass
+class GateResult:
+    """The page with badges, and one line per problem (each a build warning)."""
+
+    markdown: str
+    problems: list[str] = field(default_factory=list)
+    badges: int = 0
+
+
+def _escape(text: str) -> str:
+    """Translated text is untrusted: no Markdown or HTML of its own inside a badge."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _describe(record: Record, ui: Interface) -> str:
+    return ui.text(BACKEND_ON, backend=_BACKEND.get(record.backend, record.backend), device=_DEVICE.get(record.device, record.device))
+
+
+def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None]:
+    """(badge Markdown, problem or None) for one program."""
+    snippets = project.root / "snippets"
+    title = ui.text(HOW_VERIFIED).replace('"', "'")
+    try:
+        spec = read_spec(snippets / program)
+    except (RunSpecError, FileNotFoundError) as exc:
+        text, css, problem = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified", str(exc)
+    else:
+        st = status(program, snippets, records, needs_cuda=spec.cuda_gpus > 0)
+        cuda = st.current.get("cuda-nccl")
+        cpu = st.current.get("cpu-gloo")
+        if st.needs_cuda and cuda is None:
+            text = f"⧗ {ui.text(AWAITING_GPU, count=spec.cuda_gpus)}"
+            css, problem = "course-badge--awaiting", None
+        elif not st.verified:
+            text, css = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified"
+            why = "changed since its last passing run" if st.stale else "has no passing run yet"
+            problem = f"snippet 'snippets/{program}' {why}; run: pytest {test_for(program)}"
+        else:
+            main = cpu or cuda
+            parts = [
+                ui.text(VERIFIED),
+                f"torchrun {ui.text(PROCESSES, count=main.nproc_per_node * main.nnodes)}",
+                _describe(main, ui),
+                f"torch {main.torch}",
+            ]
+            if cpu is not None and cuda is not None:
+                parts.append(ui.text(ALSO_ON, device=_DEVICE["cuda"], backend=_BACKEND["nccl"]))
+            text, css, problem = "✓ " + " · ".join(parts), "course-badge--verified", None
+    badge = f'[{_escape(text)}]({link} "{_escape(title)}"){{ .course-badge .{css} }}'
+    return badge, problem
+
+
+def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> GateResult:
+    """Add a verification badge after every fenced code block that includes a snippet.
+
+    Args:
+        markdown: the page source (already translated, if it is a translation).
+        page: the page's path relative to docs/ (``"ddp-basics.md"``), for links and messages.
+        project: the project (where ``snippets/`` and its records are).
+        ui: interface strings in the page's language.
+
+    Returns:
+        A :class:`GateResult`; ``problems`` holds one line per unverified program, of
+        the form ``snippet 'snippets/x/y.py' changed since its last passing run; run:
+        pytest tests/snippets/test_x.py``.
+    """
+    records = load_records(project.root / "snippets")
+    link = posixpath.relpath(VERIFICATION_PAGE, posixpath.dirname(page) or ".")
+    lines = markdown.splitlines(keepends=True)
+    out: list[str] = []
+    result = GateResult(markdown)
+    fence: tuple[str, str] | None = None  # (indent, fence chars) of the open block
+    programs: list[str] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        stripped = line.rstrip("\r\n")
+        opener = _FENCE.match(stripped)
+        if fence is None:
+            if opener:
+                fence, programs = (opener.group("indent"), opener.group("fence")), []
+            continue
+        include = _INCLUDE.match(stripped)
+        if include:
+            program = include.group("target").split(":")[0]
+            if program not in programs:
+                programs.append(program)
+            continue
+        if opener and stripped.strip() == stripped.strip()[0] * len(stripped.strip()) and stripped.strip().startswith(fence[1]):
+            indent = fence[0]
+            fence = None
+            if not programs:
+                continue
+            if not line.endswith("\n"):
+                out.append("\n")
+            out.append("\n")
+            for n, program in enumerate(programs):
+                badge, problem = _badge(program, project, ui, link, records)
+                out.append(("\n" if n else "") + f"{indent}{badge}\n")
+                result.badges += 1
+                if problem:
+                    result.problems.append(problem)
+            if i + 1 < len(lines) and lines[i + 1].strip():
+                out.append("\n")
+    result.markdown = "".join(out)
+    return result

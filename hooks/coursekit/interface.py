@@ -1,0 +1,97 @@
+"""Interface strings the hooks write into pages (badges, notices, status page), translated
+through each language's ``i18n/<lang>/_site.po`` with the standard library's gettext.
+
+Plural messages use the catalog's own ``Plural-Forms`` rule, as GNU gettext's
+``ngettext`` does (gettext manual, "Additional functions for plural forms"). Python
+``%(name)s`` placeholders carry the ``python-format`` flag, so ``msgfmt --check``
+verifies a translation keeps them.
+"""
+from __future__ import annotations
+
+import gettext
+import io
+from dataclasses import dataclass
+
+import polib
+
+__all__ = ["UIString", "STRINGS", "Interface"]
+
+
+@dataclass(frozen=True)
+class UIString:
+    """One interface string: its English text, plural form and a note for translators."""
+
+    msgid: str
+    comment: str
+    plural: str | None = None
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return ("python-format",) if "%(" in self.msgid else ()
+
+
+VERIFIED = UIString("Verified", "badge under a code block: the program shown passed its test as it is now")
+PROCESSES = UIString("%(count)d process", "badge: how many processes the torchrun job had", "%(count)d processes")
+BACKEND_ON = UIString("%(backend)s on %(device)s", "badge: communication backend and device, e.g. 'gloo on CPU'")
+ALSO_ON = UIString("also on %(device)s with %(backend)s", "badge: the program also passed in a second environment, e.g. 'also on CUDA with NCCL'")
+NOT_VERIFIED = UIString("Not verified: this code changed after its last passing run",
+                        "badge under a code block whose program has no passing test run for its current content")
+AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
+                        "badge: the program needs CUDA GPUs and has not been run on them yet",
+                        "Awaiting GPU verification: needs %(count)d CUDA GPUs")
+HOW_VERIFIED = UIString("How the code on this site is verified", "tooltip of every verification badge")
+NOTICE_PARTIAL = UIString("%(percent)d%% of this page is translated. The rest is shown in English until a translator updates it.",
+                          "notice at the top of a page whose translation is incomplete or outdated")
+NOTICE_LINK = UIString("Read the English original", "link in the incomplete-translation notice")
+STATUS_TITLE = UIString("Translation status", "title of the generated translation status page")
+STATUS_INTRO = UIString("How much of each page is translated into this language. Outdated and untranslated paragraphs are shown in English until they are translated.",
+                        "first paragraph of the translation status page")
+STATUS_PAGE = UIString("Page", "translation status table: column header")
+STATUS_TRANSLATED = UIString("Translated", "translation status table: column header (percentage of words)")
+STATUS_FUZZY = UIString("Outdated", "translation status table: column header (fuzzy messages whose English changed)")
+STATUS_UNTRANSLATED = UIString("Untranslated", "translation status table: column header (messages with no translation)")
+STATUS_LANGUAGE = UIString("Language", "translation status table on the English site: column header")
+
+STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
+           NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
+           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE)
+
+
+class Interface:
+    """The interface strings in one language.
+
+    Args:
+        catalog: the language's site catalog, or ``None`` for English. Fuzzy and empty
+            entries are left out (polib's ``to_binary`` writes translated entries only),
+            so they show in English.
+    """
+
+    def __init__(self, catalog: polib.POFile | None = None) -> None:
+        if catalog is None:
+            self._t: gettext.NullTranslations = gettext.NullTranslations()
+        else:
+            self._t = gettext.GNUTranslations(io.BytesIO(catalog.to_binary()))
+
+    def text(self, s: UIString, count: int | None = None, **values) -> str:
+        """Translate and fill one string.
+
+        Args:
+            s: the string.
+            count: for plural strings, the number that chooses the form (also given to
+                the placeholders as ``count``).
+            **values: the other ``%(name)s`` placeholders.
+
+        Returns:
+            The translation, or the English when the translation is missing or its
+            placeholders do not fit (a broken translation never breaks the build).
+        """
+        if count is not None:
+            values["count"] = count
+        english = s.msgid if s.plural is None or count == 1 else s.plural
+        translated = self._t.ngettext(s.msgid, s.plural, count) if s.plural else self._t.gettext(s.msgid)
+        for candidate in (translated, english):
+            try:
+                return candidate % values if s.flags else candidate
+            except (KeyError, ValueError, TypeError):
+                continue
+        return english

@@ -1,0 +1,61 @@
+"""Translation progress of catalogs: messages translated, fuzzy, untranslated, and words."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polib
+
+__all__ = ["CatalogStats", "catalog_stats"]
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    """Counts for one catalog (obsolete entries are not counted).
+
+    Attributes:
+        translated: messages with a usable translation (not fuzzy, not empty).
+        fuzzy: messages whose English changed since they were translated.
+        untranslated: messages with no translation.
+        words: words of English in all messages.
+        translated_words: words of English in the translated messages.
+    """
+
+    translated: int
+    fuzzy: int
+    untranslated: int
+    words: int
+    translated_words: int
+
+    @property
+    def total(self) -> int:
+        return self.translated + self.fuzzy + self.untranslated
+
+    @property
+    def percent(self) -> float:
+        """Share of the English words that are translated, 0-100 (100 for an empty catalog)."""
+        return 100.0 if self.words == 0 else 100.0 * self.translated_words / self.words
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+def catalog_stats(catalog: polib.POFile) -> CatalogStats:
+    """Count a catalog's messages and words by state (gettext's translated/fuzzy/untranslated)."""
+    translated = fuzzy = untranslated = words = done = 0
+    for entry in catalog:
+        if entry.obsolete:
+            continue
+        n = _words(entry.msgid)
+        words += n
+        if entry.fuzzy:
+            fuzzy += 1
+        elif entry.translated():
+            translated += 1
+            done += n
+        else:
+            untranslated += 1
+    return CatalogStats(translated, fuzzy, untranslated, words, done)

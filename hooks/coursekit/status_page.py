@@ -1,0 +1,64 @@
+"""The generated translation status page: per language, how much of each page is translated."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import catalog as po
+from .interface import (STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, STATUS_PAGE, STATUS_TITLE, STATUS_TRANSLATED,
+                        STATUS_UNTRANSLATED, Interface)
+from .project import Project
+from .segment import segment
+from .stats import catalog_stats
+
+__all__ = ["STATUS_PAGE_URI", "status_markdown"]
+
+STATUS_PAGE_URI = "translation-status.md"
+
+
+def _title(project: Project, page: Path, language: str) -> str:
+    """The page's title in a language: its first heading, translated when possible."""
+    segments = segment((project.docs_dir / page).read_text(encoding="utf-8"))
+    english = next((s.msgid for s in segments if s.kind == "heading"), page.stem)
+    if language == project.default_language:
+        return english
+    path = project.catalog_path(language, page)
+    table = po.translations(po.load(path)) if path.is_file() else {}
+    return table.get(english, english)
+
+
+def _rows(project: Project, language: str) -> list[tuple[Path, str, str, int, int]]:
+    rows = []
+    for page in project.pages():
+        path = project.catalog_path(language, page)
+        if path.is_file():
+            st = catalog_stats(po.load(path))
+            rows.append((page, _title(project, page, language), f"{int(st.percent)}%", st.fuzzy, st.untranslated))
+        else:
+            rows.append((page, _title(project, page, language), "0%", 0, 0))
+    return rows
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def status_markdown(project: Project, language: str, ui: Interface) -> str:
+    """The status page's Markdown for one language.
+
+    On a translation's site it lists that language's pages; on the default language's
+    site it lists every translation language, each row linking to the translated page.
+    """
+    head = [f"# {ui.text(STATUS_TITLE)} {{ #translation-status }}", "", ui.text(STATUS_INTRO), ""]
+    cols = [ui.text(STATUS_PAGE), ui.text(STATUS_TRANSLATED), ui.text(STATUS_FUZZY), ui.text(STATUS_UNTRANSLATED)]
+    if language != project.default_language:
+        lines = ["| " + " | ".join(cols) + " |", "| --- | ---: | ---: | ---: |"]
+        for page, title, pct, fuzzy, untranslated in _rows(project, language):
+            lines.append(f"| [{_cell(title)}]({page.as_posix()}) | {pct} | {fuzzy} | {untranslated} |")
+        return "\n".join(head + lines) + "\n"
+    lines = ["| " + " | ".join([ui.text(STATUS_LANGUAGE), *cols]) + " |", "| --- | --- | ---: | ---: | ---: |"]
+    for lang in project.languages:
+        for page, title, pct, fuzzy, untranslated in _rows(project, lang):
+            stem = page.with_suffix("").as_posix()
+            url = f"../{lang}/" if stem == "index" else f"../{lang}/{stem}/"
+            lines.append(f"| {lang} | [{_cell(title)}]({url}) | {pct} | {fuzzy} | {untranslated} |")
+    return "\n".join(head + lines) + "\n"
