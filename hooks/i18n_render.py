@@ -99,7 +99,10 @@ def on_page_markdown(markdown, page, config, files):
     project = _project(config.config_file_path)
     language, default = _language(config)
     if page.file.src_uri == STATUS_PAGE_URI:
-        return status_markdown(project, language, _interface(project, language))
+        try:
+            return status_markdown(project, language, _interface(project, language))
+        except po.CatalogError as exc:
+            raise PluginError(str(exc)) from None
     if language == default:
         return markdown
     path = project.catalog_path(language, page.file.src_uri)

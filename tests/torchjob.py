@@ -67,6 +67,8 @@ class JobResult:
     records: dict[int, dict] = field(default_factory=dict)
     leftovers: list[int] = field(default_factory=list)
     workdir: Path | None = None
+    job_dir: Path | None = None
+    world_size: int | None = None
 
     def report(self) -> str:
         """A failure report: the first failing rank's traceback first, then every rank's tail."""
@@ -206,13 +208,21 @@ def _read_records(pid_dir: Path) -> dict[int, dict]:
     return records
 
 
-def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
-    """Start a torchrun command with the harness and per-rank logs under ``cwd/.job``.
+def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None,
+           plugins: tuple[str, ...] = (), job_dir: Path | None = None) -> subprocess.Popen:
+    """Start a torchrun command with the harness and per-rank logs under ``job_dir``.
 
-    The command is run exactly as given; logging and the harness are switched on
-    through the environment (torchrun reads ``PET_<OPTION>`` for its options).
+    Args:
+        argv: the command, run exactly as given; logging and the harness are switched on
+            through the environment (torchrun reads ``PET_<OPTION>`` for its options).
+        cwd: the folder it runs in.
+        time_limit_s: the job's limit in seconds (enforced by :func:`finish`).
+        extra_env: variables added to the job's environment.
+        plugins: recorder modules from ``tests/harness`` to load in every worker.
+        job_dir: where logs and records go (default ``cwd/.job``; give each node of a
+            multi-node job its own).
     """
-    job_dir = cwd / ".job"
+    job_dir = job_dir or cwd / ".job"
     (job_dir / "logs").mkdir(parents=True, exist_ok=True)
     (job_dir / "harness").mkdir(exist_ok=True)
     env = dict(os.environ)
@@ -222,6 +232,7 @@ def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str,
         PET_LOG_DIR=str(job_dir / "logs"),
         PET_REDIRECTS="3",
         OMP_NUM_THREADS="1",
+        COURSE_HARNESS_PLUGINS=",".join(plugins),
         PYTHONUNBUFFERED="1",
         PYTHONFAULTHANDLER="1",
     )
@@ -235,9 +246,10 @@ def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str,
     )
 
 
-def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: float, started: float) -> JobResult:
+def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: float, started: float,
+           job_dir: Path | None = None) -> JobResult:
     """Wait for a launched job within its time limit, stop it if it overruns, collect its output."""
-    job_dir = cwd / ".job"
+    job_dir = job_dir or cwd / ".job"
     timed_out = False
     try:
         out, _ = popen.communicate(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
@@ -258,10 +270,12 @@ def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: fl
         records=_read_records(job_dir / "harness"),
         leftovers=leftovers,
         workdir=cwd,
+        job_dir=job_dir,
     )
 
 
-def run_job(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None) -> JobResult:
+def run_job(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None,
+            plugins: tuple[str, ...] = ()) -> JobResult:
     """Run one torchrun job to its end or its time limit.
 
     Args:
@@ -271,12 +285,13 @@ def run_job(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str
             dumped to its log, torchrun gets SIGTERM, and after :data:`GRACE_S` seconds
             every process of the job is SIGKILLed.
         extra_env: variables added to the job's environment.
+        plugins: recorder modules from ``tests/harness`` to load in every worker.
 
     Returns:
         The :class:`JobResult`; use :meth:`JobResult.check` to assert success.
     """
     started = time.monotonic()
-    popen = launch(argv, cwd, time_limit_s, extra_env)
+    popen = launch(argv, cwd, time_limit_s, extra_env, plugins)
     return finish(popen, argv, cwd, time_limit_s, started)
 
 
@@ -294,5 +309,5 @@ def pids_alive(pids: list[int]) -> list[int]:
 
 def worker_pids(result: JobResult) -> list[int]:
     """Every worker pid the harness saw start in this job."""
-    return [int(p.read_text()) for p in (result.workdir / ".job" / "harness").glob("pid-*")]
+    return [int(p.read_text()) for p in (result.job_dir / "harness").glob("pid-*")]
 

@@ -61,6 +61,32 @@ class Message:
     flags: tuple[str, ...] = ()
 
 
+_PREFIX = re.compile(r"^#(?:~\|?|\|)[ \t]*")  # obsolete (#~), previous (#|) and both (#~|)
+_KEYWORD = re.compile(r"^(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)[ \t]+(?P<string>.*)$")
+_STRING = re.compile(r'^"(?:[^"\\]|\\.)*"[ \t]*$')
+
+
+def _lex(text: str, path: Path) -> None:
+    """Reject what polib would silently accept: every keyword and continuation line must
+    hold exactly one well-terminated string (gettext manual, "The Format of PO Files")."""
+    for number, line in enumerate(text.splitlines(), 1):
+        body = line.rstrip("\r")
+        if not body.strip():
+            continue
+        if body.startswith("#"):
+            if not _PREFIX.match(body):
+                continue  # translator, extracted, reference and flag comments
+            body = _PREFIX.sub("", body, count=1)
+        keyword = _KEYWORD.match(body)
+        string = keyword.group("string") if keyword else body.strip()
+        if _STRING.match(string):
+            continue
+        if string.startswith('"'):
+            raise CatalogError(f"{path}:{number}: unterminated string; end it with a double quote (write \\\" for a quote inside)")
+        raise CatalogError(f"{path}:{number}: unexpected text {body.strip()[:30]!r}; "
+                           "each line must be a comment, a keyword (msgid, msgstr…) with a quoted string, or a quoted string")
+
+
 def load(path: Path) -> polib.POFile:
     """Read a catalog.
 
@@ -76,10 +102,11 @@ def load(path: Path) -> polib.POFile:
     """
     raw = path.read_bytes()
     try:
-        raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise CatalogError(f"{path}:{line}: not valid UTF-8; save the catalog as UTF-8") from None
+    _lex(text, path)
     try:
         return polib.pofile(str(path), encoding="utf-8", wrapwidth=WRAP_WIDTH)
     except (OSError, ValueError) as exc:

@@ -34,7 +34,7 @@ VERIFIED = UIString("Verified", "badge under a code block: the program shown pas
 PROCESSES = UIString("%(count)d process", "badge: how many processes the torchrun job had", "%(count)d processes")
 BACKEND_ON = UIString("%(backend)s on %(device)s", "badge: communication backend and device, e.g. 'gloo on CPU'")
 ALSO_ON = UIString("also on %(device)s with %(backend)s", "badge: the program also passed in a second environment, e.g. 'also on CUDA with NCCL'")
-NOT_VERIFIED = UIString("Not verified: this code changed after its last passing run",
+NOT_VERIFIED = UIString("Not verified: this code has no passing run as it is now",
                         "badge under a code block whose program has no passing test run for its current content")
 AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
                         "badge: the program needs CUDA GPUs and has not been run on them yet",
@@ -51,10 +51,11 @@ STATUS_TRANSLATED = UIString("Translated", "translation status table: column hea
 STATUS_FUZZY = UIString("Outdated", "translation status table: column header (fuzzy messages whose English changed)")
 STATUS_UNTRANSLATED = UIString("Untranslated", "translation status table: column header (messages with no translation)")
 STATUS_LANGUAGE = UIString("Language", "translation status table on the English site: column header")
+PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
 
 STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
-           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE)
+           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT)
 
 
 class Interface:

@@ -66,8 +66,8 @@ def problems(msgid: str, msgstr: str) -> list[str]:
     tags_id = Counter(t.lower() for t in _TAG.findall(_AUTOLINK.sub("", plain_id)))
     tags_str = Counter(t.lower() for t in _TAG.findall(_AUTOLINK.sub("", plain_str)))
     if tags_id != tags_str:
-        extra = sorted((tags_str - tags_id).elements())
-        missing = sorted((tags_id - tags_str).elements())
+        extra = sorted(set((tags_str - tags_id).elements()))
+        missing = sorted(set((tags_id - tags_str).elements()))
         if extra:
             found.append(f"adds raw HTML <{'>, <'.join(extra)}>")
         if missing:

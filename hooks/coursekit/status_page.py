@@ -1,10 +1,11 @@
 """The generated translation status page: per language, how much of each page is translated."""
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from . import catalog as po
-from .interface import (STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, STATUS_PAGE, STATUS_TITLE, STATUS_TRANSLATED,
+from .interface import (PERCENT, STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, STATUS_PAGE, STATUS_TITLE, STATUS_TRANSLATED,
                         STATUS_UNTRANSLATED, Interface)
 from .project import Project
 from .segment import segment
@@ -26,15 +27,15 @@ def _title(project: Project, page: Path, language: str) -> str:
     return table.get(english, english)
 
 
-def _rows(project: Project, language: str) -> list[tuple[Path, str, str, int, int]]:
+def _rows(project: Project, language: str, ui: Interface) -> list[tuple[Path, str, str, int, int]]:
     rows = []
     for page in project.pages():
         path = project.catalog_path(language, page)
         if path.is_file():
             st = catalog_stats(po.load(path))
-            rows.append((page, _title(project, page, language), f"{int(st.percent)}%", st.fuzzy, st.untranslated))
+            rows.append((page, _title(project, page, language), ui.text(PERCENT, percent=int(st.percent)), st.fuzzy, st.untranslated))
         else:
-            rows.append((page, _title(project, page, language), "0%", 0, 0))
+            rows.append((page, _title(project, page, language), ui.text(PERCENT, percent=0), 0, 0))
     return rows
 
 
@@ -52,13 +53,14 @@ def status_markdown(project: Project, language: str, ui: Interface) -> str:
     cols = [ui.text(STATUS_PAGE), ui.text(STATUS_TRANSLATED), ui.text(STATUS_FUZZY), ui.text(STATUS_UNTRANSLATED)]
     if language != project.default_language:
         lines = ["| " + " | ".join(cols) + " |", "| --- | ---: | ---: | ---: |"]
-        for page, title, pct, fuzzy, untranslated in _rows(project, language):
+        for page, title, pct, fuzzy, untranslated in _rows(project, language, ui):
             lines.append(f"| [{_cell(title)}]({page.as_posix()}) | {pct} | {fuzzy} | {untranslated} |")
         return "\n".join(head + lines) + "\n"
     lines = ["| " + " | ".join([ui.text(STATUS_LANGUAGE), *cols]) + " |", "| --- | --- | ---: | ---: | ---: |"]
     for lang in project.languages:
-        for page, title, pct, fuzzy, untranslated in _rows(project, lang):
+        for page, title, pct, fuzzy, untranslated in _rows(project, lang, ui):
             stem = page.with_suffix("").as_posix()
             url = f"../{lang}/" if stem == "index" else f"../{lang}/{stem}/"
-            lines.append(f"| {lang} | [{_cell(title)}]({url}) | {pct} | {fuzzy} | {untranslated} |")
+            # raw HTML: MkDocs only resolves links between pages of the language being built
+            lines.append(f'| {lang} | <a href="{url}">{html.escape(_cell(title))}</a> | {pct} | {fuzzy} | {untranslated} |')
     return "\n".join(head + lines) + "\n"

@@ -11,7 +11,10 @@ this folder first on ``PYTHONPATH`` and sets ``COURSE_HARNESS_DIR``. Inside a wo
   its behaviour: the indices each ``DistributedSampler`` yielded per epoch, the first
   DDP optimizer step (weights before, averaged gradients, weights after), every
   ``torch.save`` call, and the final weights of every DDP-wrapped module. The record is
-  written to ``rank-<rank>.pt`` when the worker exits.
+  written to ``rank-<rank>-<restart>.pt`` when the worker exits;
+* imports the extra recorder modules named in ``COURSE_HARNESS_PLUGINS`` (comma
+  separated, found in this folder), which add what their lesson needs under
+  ``RECORD["extra"]`` (``from sitecustomize import RECORD``).
 """
 import os
 
@@ -34,7 +37,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
     from torch.utils.data import DistributedSampler
 
-    _record = {
+    RECORD = {
         "rank": _rank,
         "local_rank": int(os.environ["LOCAL_RANK"]),
         "world_size": int(os.environ["WORLD_SIZE"]),
@@ -44,6 +47,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         "first_step": None,  # {"before", "grads", "after"} of the first optimizer step
         "final_state": None,  # state_dict of the (first) DDP-wrapped module at exit
         "destroyed": False,  # the program called destroy_process_group
+        "extra": {},  # filled by COURSE_HARNESS_PLUGINS modules
     }
     _ddp_modules = []
     _torch_save = torch.save
@@ -53,53 +57,53 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     _sampler_iter = DistributedSampler.__iter__
 
-    def _recording_iter(self):
+    def RECORDing_iter(self):
         indices = list(_sampler_iter(self))
-        _record["sampler_epochs"].append((self.epoch, indices))
+        RECORD["sampler_epochs"].append((self.epoch, indices))
         return iter(indices)
 
-    DistributedSampler.__iter__ = _recording_iter
+    DistributedSampler.__iter__ = RECORDing_iter
 
     def _on_forward(module, args):
         if isinstance(module, DistributedDataParallel) and not any(m is module for m in _ddp_modules):
             _ddp_modules.append(module)
-            if _record["first_step"] is None:
-                _record["first_step"] = {"before": _clone_state(module.module)}
+            if RECORD["first_step"] is None:
+                RECORD["first_step"] = {"before": _clone_state(module.module)}
 
     register_module_forward_pre_hook(_on_forward)
 
     def _pre_step(optimizer, args, kwargs):
-        step = _record["first_step"]
+        step = RECORD["first_step"]
         if step is not None and "grads" not in step and _ddp_modules:
             module = _ddp_modules[0].module
             step["grads"] = {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters() if p.grad is not None}
 
     def _post_step(optimizer, args, kwargs):
-        step = _record["first_step"]
+        step = RECORD["first_step"]
         if step is not None and "grads" in step and "after" not in step:
             step["after"] = _clone_state(_ddp_modules[0].module)
 
     register_optimizer_step_pre_hook(_pre_step)
     register_optimizer_step_post_hook(_post_step)
 
-    def _recording_save(obj, f, *args, **kwargs):
-        _record["saves"].append(str(f))
+    def RECORDing_save(obj, f, *args, **kwargs):
+        RECORD["saves"].append(str(f))
         return _torch_save(obj, f, *args, **kwargs)
 
-    torch.save = _recording_save
+    torch.save = RECORDing_save
 
     _destroy = dist.destroy_process_group
 
-    def _recording_destroy(*args, **kwargs):
-        _record["destroyed"] = True
+    def RECORDing_destroy(*args, **kwargs):
+        RECORD["destroyed"] = True
         if _ddp_modules:
-            _record["final_state"] = _clone_state(_ddp_modules[0].module)
+            RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
         return _destroy(*args, **kwargs)
 
-    dist.destroy_process_group = _recording_destroy
+    dist.destroy_process_group = RECORDing_destroy
 
     @atexit.register
-    def _write_record():
-        if _record["final_state"] is None and _ddp_modules:
-            _record["final_state"] = _clone_state(_ddp_modules[0].module)
-        _torch_save(_record, _out / f"rank-{_rank}-{_restart}.pt")
+    def _writeRECORD():
+        if RECORD["final_state"] is None and _ddp_modules:
+            RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
+        _torch_save(RECORD, _out / f"rank-{_rank}-{_restart}.pt")

@@ -28,8 +28,8 @@ def job(tmp_path_factory, pytestconfig) -> JobResult:
     argv = effective_command(SPEC, pytestconfig)
     nproc, nnodes = torchrun_shape(argv)
     result = run_job(argv, program.parent, SPEC.time_limit_s, job_env(nproc))
-    result.check(nproc * nnodes)
     result.world_size = nproc * nnodes
+    result.check(result.world_size)
     return result
 
 

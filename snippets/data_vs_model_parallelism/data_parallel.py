@@ -1,0 +1,82 @@
+"""Data parallelism with plain collectives: every process holds the whole model, computes
+gradients on its share of each batch, and an all-reduce averages the gradients.
+
+The lesson docs/data-vs-model-parallelism.md shows this program section by section.
+The launch section below is the single source of how it runs: the page shows it and
+the test in tests/snippets/test_data_vs_model_parallelism.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 data_parallel.py
+--8<-- [end:launch]
+time-limit: 60 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+STEPS = 3
+GLOBAL_BATCH = 32  # split evenly between the processes
+LR = 0.05
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(step)  # the same batch on every rank
+    x = torch.randn(GLOBAL_BATCH, 8, generator=generator)
+    y = x.sum(dim=1, keepdim=True) + 0.1 * torch.randn(GLOBAL_BATCH, 1, generator=generator)
+    return x, y
+
+
+def make_model() -> nn.Module:
+    return nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+
+
+def main() -> None:
+    device = setup()
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+
+    # --8<-- [start:replicate]
+    model = make_model().to(device)
+    with torch.no_grad():
+        for p in model.parameters():
+            dist.broadcast(p, src=0)  # every replica starts from rank 0's weights
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    loss_fn = nn.MSELoss()
+    # --8<-- [end:replicate]
+
+    for step in range(STEPS):
+        # --8<-- [start:split]
+        x, y = make_batch(step)
+        x = x.chunk(world_size)[rank].to(device)  # this rank's share of the batch
+        y = y.chunk(world_size)[rank].to(device)
+        # --8<-- [end:split]
+
+        # --8<-- [start:average]
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()  # gradients of this rank's share only
+        for p in model.parameters():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.SUM)
+            p.grad /= world_size  # the sum of the shares' gradients becomes their mean
+        optimizer.step()  # the same update on every rank
+        # --8<-- [end:average]
+        print(f"rank {rank}: step {step}, loss on its {len(x)} samples {loss.item():.4f}")
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

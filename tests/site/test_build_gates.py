@@ -1,0 +1,119 @@
+"""What a build does with outdated, unsafe and broken translations and with unverified code.
+
+Each test builds a scratch copy of the project with one planted change.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polib
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.site
+
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+LANGUAGES = ("en", "ru", "ja", "tr", "sv")
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    for item in ("mkdocs.yml", "docs", "i18n", "snippets", "hooks"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
+    return tmp_path
+
+
+def build(project: Path, strict: bool) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict" if strict else "--no-strict"],
+                          cwd=project, capture_output=True, text=True, env=ENV)
+
+
+def html(project: Path, language: str, page: str) -> BeautifulSoup:
+    base = project / "site" if language == "en" else project / "site" / language
+    return BeautifulSoup((base / page / "index.html").read_text(encoding="utf-8"), "html.parser")
+
+
+def _entry(catalog: polib.POFile, startswith: str) -> polib.POEntry:
+    return next(e for e in catalog if e.msgid.startswith(startswith))
+
+
+def test_a_fuzzy_message_shows_in_english_with_a_notice_and_counts_on_the_status_page(project):
+    path = project / "i18n" / "ru" / "ddp-basics.po"
+    catalog = polib.pofile(str(path))
+    entry = _entry(catalog, "The batch size you give")
+    entry.flags.append("fuzzy")
+    catalog.save(str(path))
+    proc = build(project, strict=False)
+    assert proc.returncode == 0, proc.stderr
+    page = html(project, "ru", "ddp-basics")
+    notice = page.select_one("article p.course-notice")
+    assert notice is not None
+    assert re.search(r"\d+\s?%", notice.get_text())
+    assert notice.a["href"] == "../../ddp-basics/"
+    assert "The batch size you give the" in page.get_text()
+    assert html(project, "ja", "ddp-basics").select_one("p.course-notice") is None  # fully translated
+    status = html(project, "ru", "translation-status")
+    row = next(tr for tr in status.select("tbody tr") if tr.a and tr.a["href"].startswith("../ddp-basics"))
+    assert [td.get_text() for td in row.select("td")][2:] == ["1", "0"]
+
+
+def test_an_unsafe_translation_falls_back_to_english_and_fails_the_strict_build(project):
+    path = project / "i18n" / "tr" / "ddp-basics.po"
+    catalog = polib.pofile(str(path))
+    entry = _entry(catalog, "The batch size you give")
+    entry.msgstr = entry.msgstr + ' <script>alert(1)</script> <img src=x onerror="alert(2)">'
+    catalog.save(str(path))
+    line = next(e.linenum for e in polib.pofile(str(path)) if e.msgid == entry.msgid)
+    loose = build(project, strict=False)
+    assert re.search(rf"WARNING .*i18n/tr/ddp-basics\.po:{line}: translation rejected \(adds raw HTML <img>, <script>; adds a script; adds an event-handler attribute\)", loose.stderr), loose.stderr
+    page = html(project, "tr", "ddp-basics")
+    assert page.find("script", string=re.compile("alert")) is None
+    assert page.find("img", src="x") is None
+    assert "The batch size you give the" in page.get_text()
+    assert build(project, strict=True).returncode != 0
+
+
+def test_a_catalog_with_a_syntax_error_stops_the_build_in_one_line(project):
+    path = project / "i18n" / "sv" / "index.po"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, l in enumerate(lines) if l.startswith("msgstr \"") and len(l) > 12)
+    lines[number] = lines[number].rstrip("\n").rstrip('"') + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    proc = build(project, strict=False)
+    assert proc.returncode != 0
+    assert f"i18n/sv/index.po:{number + 1}: unterminated string" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_badges_in_every_language_and_a_one_byte_edit_fails_the_strict_build(project):
+    proc = build(project, strict=True)
+    assert proc.returncode == 0, proc.stderr
+    for language in LANGUAGES:
+        page = html(project, language, "ddp-basics")
+        blocks = page.select("article div.highlight")
+        badges = page.select("article a.course-badge")
+        assert len(blocks) == len(badges) > 0, language
+        assert all("course-badge--verified" in b["class"] for b in badges)
+        assert all(b["href"] == "../verification/" for b in badges)
+        assert all("2" in b.get_text() and "torch 2.13.0" in b.get_text() for b in badges)
+    ru_badge = html(project, "ru", "ddp-basics").select_one("a.course-badge").get_text()
+    assert ru_badge != html(project, "en", "ddp-basics").select_one("a.course-badge").get_text()
+
+    program = project / "snippets" / "ddp_basics" / "train.py"
+    program.write_bytes(program.read_bytes() + b"\n")
+    strict = build(project, strict=True)
+    assert strict.returncode != 0
+    assert ("WARNING -  ddp-basics.md: snippet 'snippets/ddp_basics/train.py' changed since its last passing run; "
+            "run: pytest tests/snippets/test_ddp_basics.py") in strict.stderr
+    build(project, strict=False)
+    for language in LANGUAGES:
+        badges = html(project, language, "ddp-basics").select("article a.course-badge")
+        assert badges and all("course-badge--unverified" in b["class"] for b in badges), language
