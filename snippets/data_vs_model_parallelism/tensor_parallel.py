@@ -74,7 +74,7 @@ def main() -> None:
     # --8<-- [start:shards]
     for name, param in model.named_parameters():  # DTensors: a global shape, a local shard
         local = param.to_local()
-        print(f"rank {rank}: {name} {tuple(param.shape)} {param.placements[0]}, "
+        print(f"rank {rank}: {name} {tuple(param.shape)} {param.placements[0]!r}, "
               f"holds {tuple(local.shape)}")
     # --8<-- [end:shards]
 
