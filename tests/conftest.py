@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
+import textwrap
 from pathlib import Path
 from types import ModuleType
 
@@ -34,3 +36,25 @@ def import_program(program: Path) -> ModuleType:
 def root() -> Path:
     """The project root (the folder holding mkdocs.yml)."""
     return ROOT
+
+
+def snippet_section(path: Path, name: str) -> str:
+    """The lines of a pymdownx.snippets section, as the extension includes them
+    (markers of nested sections dropped, common indentation removed)."""
+    lines, inside = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if re.search(rf"--8<-- \[start:{name}\]", line):
+            inside = True
+        elif re.search(rf"--8<-- \[end:{name}\]", line):
+            break
+        elif inside and not re.search(r"--8<-- \[(start|end):", line):
+            lines.append(line)
+    return textwrap.dedent("\n".join(lines))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item, so fixtures can act on a failed test."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

@@ -62,7 +62,7 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
         elif not st.verified:
             text, css = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified"
             why = "changed since its last passing run" if st.stale else "has no passing run yet"
-            problem = f"snippet 'snippets/{program}' {why}; run: pytest {test_for(program)}"
+            problem = f"snippet 'snippets/{program}' {why}; run: .venv/bin/python -m pytest {test_for(program)}"
         else:
             main = cpu or cuda
             parts = [

@@ -102,8 +102,13 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     dist.destroy_process_group = RECORDing_destroy
 
+    import importlib
+
+    for _plugin in filter(None, os.environ.get("COURSE_HARNESS_PLUGINS", "").split(",")):
+        importlib.import_module(_plugin)
+
     @atexit.register
-    def _writeRECORD():
+    def _write_record():
         if RECORD["final_state"] is None and _ddp_modules:
             RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
         _torch_save(RECORD, _out / f"rank-{_rank}-{_restart}.pt")

@@ -112,7 +112,7 @@ def test_badges_in_every_language_and_a_one_byte_edit_fails_the_strict_build(pro
     strict = build(project, strict=True)
     assert strict.returncode != 0
     assert ("WARNING -  ddp-basics.md: snippet 'snippets/ddp_basics/train.py' changed since its last passing run; "
-            "run: pytest tests/snippets/test_ddp_basics.py") in strict.stderr
+            "run: .venv/bin/python -m pytest tests/snippets/test_ddp_basics.py") in strict.stderr
     build(project, strict=False)
     for language in LANGUAGES:
         badges = html(project, language, "ddp-basics").select("article a.course-badge")

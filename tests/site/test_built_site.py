@@ -6,7 +6,6 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
@@ -14,7 +13,7 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT
+from conftest import ROOT, snippet_section
 from coursekit.project import Project
 from coursekit.segment import segment
 
@@ -46,19 +45,6 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING -" not in proc.stderr, proc.stderr
     return out
-
-
-def snippet_section(path: Path, name: str) -> str:
-    """The lines of a pymdownx.snippets section, as the extension includes them."""
-    lines, inside = [], False
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if re.search(rf"--8<-- \[start:{name}\]", line):
-            inside = True
-        elif re.search(rf"--8<-- \[end:{name}\]", line):
-            break
-        elif inside and not re.search(r"--8<-- \[(start|end):", line):
-            lines.append(line)
-    return textwrap.dedent("\n".join(lines))
 
 
 def code_blocks(soup: BeautifulSoup) -> list[str]:

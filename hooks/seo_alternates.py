@@ -1,0 +1,82 @@
+"""MkDocs hook: per-language metadata search engines and Material's front end rely on.
+
+* ``<link rel="alternate" hreflang>`` tags become absolute URLs (search engines ignore
+  relative ones) and gain ``x-default`` (the English page);
+* every language gets its own ``<lang>/404.html``, rendered in that language
+  (mkdocs-static-i18n alone leaves one root 404 page in whichever language was built
+  last); the root one is English;
+* Material's language selector fetches ``sitemap.xml`` next to each alternate page
+  (``shared/BROWSER-FACTS.md``); every page folder gets a copy of the site map so
+  those requests succeed instead of filling the console with 404 errors.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import urljoin
+
+from mkdocs.plugins import CombinedEvent, event_priority
+
+_ALTERNATE = re.compile(r'<link rel="alternate" href="(?P<href>[^"]*)" hreflang="(?P<lang>[\w-]+)">')
+_english_404: dict[str, bytes] = {}
+
+
+def _i18n(config):
+    return config.plugins.get("i18n")
+
+
+@event_priority(-200)
+def on_post_page(output, page, config):
+    """Absolute hreflang alternates plus x-default, resolved against the page's canonical URL."""
+    if not config.site_url or not page.canonical_url:
+        return output
+    plugin = _i18n(config)
+    default = plugin.default_language if plugin else "en"
+    found = {}
+
+    def absolute(match: re.Match) -> str:
+        href = urljoin(page.canonical_url, match.group("href"))
+        found[match.group("lang")] = href
+        return f'<link rel="alternate" href="{href}" hreflang="{match.group("lang")}">'
+
+    output = _ALTERNATE.sub(absolute, output)
+    if default in found and "x-default" not in found:
+        last = list(_ALTERNATE.finditer(output))[-1]
+        tag = f'\n    <link rel="alternate" href="{found[default]}" hreflang="x-default">'
+        output = output[: last.end()] + tag + output[last.end():]
+    return output
+
+
+@event_priority(0)  # before mkdocs-static-i18n builds the next language over this one's 404.html
+def _keep_404(config):
+    """Keep the 404 page just rendered for the language being built."""
+    plugin = _i18n(config)
+    page_404 = Path(config.site_dir) / "404.html"
+    if plugin is None or not page_404.is_file():
+        return
+    if plugin.current_language == plugin.default_language:
+        _english_404[config.site_dir] = page_404.read_bytes()
+    else:
+        (Path(config.site_dir) / plugin.current_language).mkdir(exist_ok=True)
+        shutil.copyfile(page_404, Path(config.site_dir) / plugin.current_language / "404.html")
+
+
+@event_priority(-200)  # after every language is built
+def _finish(config):
+    """Put the English 404 back at the root and copy the site map into every page folder."""
+    plugin = _i18n(config)
+    if plugin is None or plugin.building:
+        return
+    site = Path(config.site_dir)
+    if config.site_dir in _english_404:
+        (site / "404.html").write_bytes(_english_404.pop(config.site_dir))
+    sitemap = site / "sitemap.xml"
+    if sitemap.is_file():
+        for index in site.rglob("index.html"):
+            folder = index.parent
+            if folder != site and not (folder / "sitemap.xml").exists():
+                shutil.copyfile(sitemap, folder / "sitemap.xml")
+
+
+on_post_build = CombinedEvent(_keep_404, _finish)

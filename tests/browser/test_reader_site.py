@@ -1,0 +1,180 @@
+"""The reader's site in a real browser: Playwright driving Debian's Chromium.
+
+The site is built with ``SITE_URL`` under a sub-path (``/course/``) of a local server on
+127.0.0.1, as a real host would serve it, and every request the pages make is recorded.
+Facts about running Chromium here: ``shared/BROWSER-FACTS.md``.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from conftest import ROOT, snippet_section
+from coursekit.project import Project
+
+pytestmark = pytest.mark.browser
+
+PROJECT = Project.load(ROOT / "mkdocs.yml")
+LANGUAGES = (PROJECT.default_language, *PROJECT.languages)
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+]
+# A word of each language, as a reader would type it, that only the DDP lesson uses: the
+# sampler that splits the data between ranks (other lessons share words like "gradient").
+SEARCH_WORDS = {"en": "sampler", "ru": "сэмплер", "ja": "サンプラー", "tr": "örnekleyici", "sv": "samplern"}
+# The issue's own examples: the gradient in Japanese and Russian finds the DDP lesson.
+GRADIENT_WORDS = {"ja": "勾配", "ru": "градиенты"}
+LESSON = "ddp-basics"
+SUB_PATH = "/course/"
+
+
+def _require_chromium() -> None:
+    if Path(CHROMIUM).is_file():
+        return
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail("Chromium is missing under CI: .ci/run must install Debian's chromium")
+    pytest.skip("Requires: [Debian chromium] (apt-get install chromium)")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The site built for http://127.0.0.1:PORT/course/ and served from there."""
+    _require_chromium()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = tmp_path_factory.mktemp("served")
+    site_url = f"http://127.0.0.1:{port}{SUB_PATH}"
+    env = {**os.environ, "SITE_URL": site_url, "NO_MKDOCS_2_WARNING": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(root / "course")],
+                          cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield site_url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, request, tmp_path_factory):
+    """A fresh page whose every request is recorded in ``page.requests``; on failure,
+    screenshots of the lesson in each language at phone and desktop width are saved."""
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    pg = context.new_page()
+    pg.requests = []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    yield pg
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        out = Path(os.environ.get("COURSE_ARTIFACTS", tmp_path_factory.getbasetemp() / "screenshots"))
+        out.mkdir(parents=True, exist_ok=True)
+        base = pg.url.split(SUB_PATH)[0] + SUB_PATH if SUB_PATH in pg.url else None
+        for width, name in ((390, "phone"), (1280, "desktop")):
+            pg.set_viewport_size({"width": width, "height": 900})
+            for lang in LANGUAGES if base else ():
+                pg.goto(_url(base, lang, LESSON))
+                pg.screenshot(path=str(out / f"{request.node.name}-{lang}-{name}.png"), full_page=True)
+        print(f"screenshots in {out}")
+    context.close()
+
+
+def _url(base: str, language: str, page: str, fragment: str = "") -> str:
+    prefix = "" if language == PROJECT.default_language else f"{language}/"
+    return f"{base}{prefix}{page}/{fragment}"
+
+
+def _search(pg, word: str):
+    pg.click("input.md-search__input")
+    pg.locator(".md-search-result__meta").wait_for()
+    pg.locator("input.md-search__input").press_sequentially(word, delay=30)
+    pg.keyboard.press("End")  # Material reads the query on key-up; IME-style input has none
+    pg.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
+    return [pg.locator(".md-search-result__item > a").nth(i).get_attribute("href")
+            for i in range(pg.locator(".md-search-result__item > a").count())]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_search_finds_the_lesson_in_the_same_language_only(server, page, language):
+    page.goto(_url(server, language, LESSON))
+    hits = _search(page, SEARCH_WORDS[language])
+    assert hits, language
+    first = urlparse(hits[0]).path
+    assert first == urlparse(_url(server, language, LESSON)).path, hits[0]
+    for hit in hits:  # never a page of another language
+        path = urlparse(hit).path[len(SUB_PATH):]
+        head = path.split("/", 1)[0]
+        assert (head == language) if language != PROJECT.default_language else head not in PROJECT.languages, hit
+
+
+@pytest.mark.parametrize("language", sorted(GRADIENT_WORDS))
+def test_the_word_for_gradient_finds_the_lesson(server, page, language):
+    page.goto(_url(server, language, LESSON))
+    paths = [urlparse(h).path for h in _search(page, GRADIENT_WORDS[language])]
+    assert urlparse(_url(server, language, LESSON)).path in paths
+
+
+def test_japanese_search_segments_words(server, page):
+    page.goto(_url(server, "ja", LESSON))
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    _search(page, SEARCH_WORDS["ja"])
+    assert any(u.endswith("/ja/search/search_index.json") for u in page.requests + requested)
+    assert any("tinyseg" in u for u in page.requests + requested)
+
+
+@pytest.mark.parametrize("language", PROJECT.languages)
+def test_language_switch_keeps_page_and_section(server, page, language):
+    page.goto(_url(server, "en", LESSON, "#wrap-the-model"))
+    page.locator(f"a.md-select__link[hreflang={language}]").first.dispatch_event("click")
+    page.wait_for_url(re.compile(re.escape(_url(server, language, LESSON)) + "#wrap-the-model$"))
+    assert page.locator("html").get_attribute("lang") == language
+    assert page.locator("#wrap-the-model").count() == 1
+
+
+def test_copy_button_copies_exactly_the_snippet_section(server, page):
+    page.goto(_url(server, "ja", LESSON))
+    block = page.locator("article div.highlight").nth(1)
+    block.hover()
+    block.locator("button.md-code__button[data-md-type=copy]").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.rstrip("\n") == snippet_section(ROOT / "snippets" / "ddp_basics" / "train.py", "setup")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_nothing_is_loaded_from_another_host(server, page, language):
+    for target in ("", f"{LESSON}/"):
+        page.goto(_url(server, language, target.rstrip("/")) if target else (server if language == "en" else f"{server}{language}/"))
+        page.wait_for_load_state("networkidle")
+    hosts = {urlparse(u).netloc for u in page.requests if not u.startswith("data:")}
+    assert hosts == {urlparse(server).netloc}, hosts
