@@ -1,0 +1,104 @@
+"""Train a small model with FSDP (fully_shard): every process stores only its shard of
+the parameters, gradients and optimizer state.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 fsdp_train.py
+--8<-- [end:launch]
+time-limit: 60 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.fsdp import fully_shard
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+EPOCHS = 3
+BATCH_SIZE = 16  # per process
+LR = 0.01
+CHECKPOINT = "model.pt"
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_dataset(n_samples: int = 128) -> TensorDataset:
+    generator = torch.Generator().manual_seed(0)  # same data on every rank
+    x = torch.randn(n_samples, 16, generator=generator)
+    true_w = torch.randn(16, 1, generator=generator)
+    y = x @ true_w + 0.1 * torch.randn(n_samples, 1, generator=generator)
+    return TensorDataset(x, y)
+
+
+# --8<-- [start:model]
+def make_model() -> nn.Sequential:
+    blocks = [nn.Sequential(nn.Linear(16 if i == 0 else 64, 64), nn.ReLU()) for i in range(3)]
+    return nn.Sequential(*blocks, nn.Linear(64, 1))
+# --8<-- [end:model]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    dataset = make_dataset()
+    sampler = DistributedSampler(dataset, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
+
+    # --8<-- [start:shard]
+    torch.manual_seed(0)  # the same initial weights on every rank: FSDP does not broadcast
+    model = make_model().to(device)
+    for block in model[:-1]:
+        fully_shard(block)  # one unit per block: gathered for its forward, then freed
+    fully_shard(model)  # the root unit takes the remaining parameters (the last Linear)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)  # built after sharding
+    # --8<-- [end:shard]
+
+    # --8<-- [start:shards]
+    local = sum(p.to_local().numel() * p.element_size() for p in model.parameters())
+    total = sum(p.numel() * p.element_size() for p in model.parameters())
+    print(f"rank {rank} holds {local:,} of {total:,} parameter bytes")
+    # --8<-- [end:shards]
+
+    # --8<-- [start:train]
+    loss_fn = nn.MSELoss()
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = loss_fn(model(x), y)  # all-gather each unit's weights just in time
+            loss.backward()  # reduce-scatter: each rank keeps its shard of the gradients
+            optimizer.step()  # each rank updates only its shard
+        if rank == 0:
+            print(f"epoch {epoch}: loss {loss.item():.4f}")
+    # --8<-- [end:train]
+
+    # --8<-- [start:save]
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    state = get_model_state_dict(model, options=options)  # every rank takes part
+    if rank == 0:
+        torch.save(state, CHECKPOINT)  # the full, unsharded weights
+    dist.barrier()
+    # --8<-- [end:save]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""What SyncBatchNorm computes, written with one all-reduce: per-channel mean and variance
+over the batches of all processes, even when the processes hold different numbers of
+samples.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 syncbn_by_hand.py
+--8<-- [end:launch]
+time-limit: 60 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+CHANNELS = 3
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_local_batch(rank: int) -> torch.Tensor:
+    """A different, differently sized batch of images on every rank."""
+    generator = torch.Generator().manual_seed(rank)
+    n_samples = 3 + 2 * rank
+    return torch.randn(n_samples, CHANNELS, 4, 4, generator=generator) * (1 + rank) + rank
+
+
+# --8<-- [start:stats]
+def global_batch_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-channel mean and (biased) variance over the batches of all ranks, and their size."""
+    dims = [d for d in range(x.dim()) if d != 1]  # every dimension but the channels
+    count = torch.tensor([x.numel() // x.size(1)], dtype=x.dtype, device=x.device)
+    stats = torch.cat([x.sum(dims), (x * x).sum(dims), count])
+    dist.all_reduce(stats)  # sums, sums of squares and counts of all ranks, in one call
+    total, total_sq, n = stats.split([x.size(1), x.size(1), 1])
+    mean = total / n
+    var = total_sq / n - mean * mean
+    return mean, var, n
+# --8<-- [end:stats]
+
+
+# --8<-- [start:layer]
+class SyncBatchNormByHand(nn.BatchNorm2d):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training:
+            return super().forward(x)  # evaluation uses the running statistics
+        mean, var, n = global_batch_stats(x)
+        with torch.no_grad():  # running statistics store the unbiased variance
+            self.running_mean.lerp_(mean, self.momentum)
+            self.running_var.lerp_(var * n / (n - 1), self.momentum)
+            self.num_batches_tracked += 1
+        shape = (1, -1, 1, 1)
+        x_hat = (x - mean.view(shape)) / torch.sqrt(var.view(shape) + self.eps)
+        return x_hat * self.weight.view(shape) + self.bias.view(shape)
+# --8<-- [end:layer]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    # --8<-- [start:run]
+    x = make_local_batch(rank).to(device)
+    mean, var, n = global_batch_stats(x)
+    local_mean = x.mean(dim=(0, 2, 3))
+    print(f"rank {rank}: values per channel: local {x.numel() // CHANNELS}, global {int(n)}; "
+          f"mean of channel 0: local {local_mean[0]:.3f}, global {mean[0]:.3f}")
+
+    norm = SyncBatchNormByHand(CHANNELS).to(device)
+    y = norm(x)  # normalized with the statistics of the global batch
+    # --8<-- [end:run]
+    # --8<-- [end:run]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
