@@ -7,7 +7,7 @@ BIN     = $(VENV)/bin
 PYTEST_ARGS ?= -n auto --dist loadfile
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: site serve test clean
+.PHONY: site serve test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ serve: $(VENV)/.site-deps
 
 test: $(VENV)/.test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Not part of the tests: what building and verifying costs, against its floors (~10 min).
+bench: $(VENV)/.test-deps
+	$(BIN)/course bench
 
 clean:
 	rm -rf site $(VENV) .pytest_cache

@@ -16,7 +16,7 @@ from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
-from coursekit.interface import Interface
+from coursekit.interface import Interface, interface_for
 from coursekit.notice import with_notice
 from coursekit.project import Project
 from coursekit.render import render
@@ -26,7 +26,6 @@ from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 log = logging.getLogger("mkdocs.hooks.i18n_render")
 
 _english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
-_cache: dict[Path, tuple[float, object]] = {}
 
 
 @functools.lru_cache(maxsize=4)
@@ -44,26 +43,18 @@ def _language(config) -> tuple[str, str]:
 
 
 def _catalog(path: Path):
-    """The parsed catalog (None when missing), cached by mtime; a broken one stops the build
-    with ``file:line: reason`` and no traceback."""
+    """The parsed catalog (None when missing); a broken one stops the build with
+    ``file:line: reason`` and no traceback."""
     try:
-        mtime = path.stat().st_mtime
-    except FileNotFoundError:
-        return None
-    hit = _cache.get(path)
-    if hit is None or hit[0] != mtime:
-        try:
-            hit = (mtime, po.load(path))
-        except po.CatalogError as exc:
-            raise PluginError(str(exc)) from None
-        _cache[path] = hit
-    return hit[1]
+        return po.load_cached(path)
+    except po.CatalogError as exc:
+        raise PluginError(str(exc)) from None
 
 
 def _interface(project: Project, language: str) -> Interface:
     if language == project.default_language:
-        return Interface()
-    return Interface(_catalog(project.site_catalog_path(language)))
+        return interface_for(None)
+    return interface_for(_catalog(project.site_catalog_path(language)))
 
 
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config

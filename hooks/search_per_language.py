@@ -27,9 +27,8 @@ def _i18n(config):
     return config.plugins.get("i18n")
 
 
-def _language_search_config(config, language: str) -> dict:
+def _language_search_config(env, language: str) -> dict:
     """Material's search settings for a language, from its language partial (en fills gaps)."""
-    env = config.theme.get_env()
     own = env.get_template(f"partials/languages/{language}.html").module.t
     fallback = env.get_template("partials/languages/en.html").module.t
     lang, pipeline, separator = (str(own(k)) or str(fallback(k)) for k in _KEYS)
@@ -73,8 +72,9 @@ def on_post_build(config):
             buckets[prefix].append({**doc, "location": rest})
         else:
             buckets[plugin.default_language].append(doc)
+    env = config.theme.get_env()
     for language, docs in buckets.items():
-        index = {"config": {**merged["config"], **_language_search_config(config, language)}, "docs": docs}
+        index = {"config": {**merged["config"], **_language_search_config(env, language)}, "docs": docs}
         target = site / "search" if language == plugin.default_language else site / language / "search"
         target.mkdir(parents=True, exist_ok=True)
         text = json.dumps(index, ensure_ascii=False, separators=(",", ":"))

@@ -11,9 +11,11 @@ import functools
 import logging
 from pathlib import Path
 
+from mkdocs.exceptions import PluginError
+
 from coursekit import catalog as po
 from coursekit.gate import add_badges
-from coursekit.interface import Interface
+from coursekit.interface import Interface, interface_for
 from coursekit.project import Project
 
 log = logging.getLogger("mkdocs.hooks.verification_gate")
@@ -27,9 +29,11 @@ def _project(config_file: str) -> Project:
 
 def _interface(project: Project, language: str) -> Interface:
     if language == project.default_language:
-        return Interface()
-    path = project.site_catalog_path(language)
-    return Interface(po.load(path) if path.is_file() else None)
+        return interface_for(None)
+    try:
+        return interface_for(po.load_cached(project.site_catalog_path(language)))
+    except po.CatalogError as exc:
+        raise PluginError(str(exc)) from None
 
 
 def on_page_markdown(markdown, page, config, files):

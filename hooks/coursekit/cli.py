@@ -64,6 +64,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
+
+    project = Project.load(args.config)
+    parts = tuple(args.only) if args.only else ("build", "render", "reload", "scale", "snippets")
+    run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``course`` command (argparse, one sub-parser per command)."""
     parser = argparse.ArgumentParser(prog="course", description=__doc__.splitlines()[0])
@@ -88,6 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
     p.add_argument("--msgfmt", action="store_true", help="also run GNU 'msgfmt --check' on each catalog")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("bench", help="measure build, reload, scale and snippet-suite costs against their floors",
+                       description="Print one table (and write it as JSON) of what building and verifying the course "
+                                   "costs: build with vs without hooks, render per page, reload after an edit under "
+                                   "mkdocs serve, time per page at 10x and 50x the pages, and the snippet suite cold, "
+                                   "warm and in -n lanes against a serial floor of bare torchrun jobs.")
+    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets"),
+                   help="run only this part (repeatable)")
+    p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
+    p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")
+    p.add_argument("--json", type=Path, default=Path("bench.json"), metavar="PATH", help="where to write the results (default: %(default)s)")
+    p.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polib
 
-__all__ = ["UIString", "STRINGS", "Interface"]
+__all__ = ["UIString", "STRINGS", "Interface", "interface_for"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,18 @@ PERCENT = UIString("%(percent)d%%", "a percentage in the translation status tabl
 STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT)
+
+
+_by_catalog: dict[int, tuple[object, "Interface"]] = {}
+
+
+def interface_for(catalog: polib.POFile | None) -> "Interface":
+    """The :class:`Interface` of a catalog, built once per catalog object (``None``: English)."""
+    hit = _by_catalog.get(id(catalog))
+    if hit is None or hit[0] is not catalog:
+        hit = (catalog, Interface(catalog))
+        _by_catalog[id(catalog)] = hit
+    return hit[1]
 
 
 class Interface:

@@ -19,6 +19,7 @@ MkDocs extension syntax that CommonMark does not know is prepared before parsing
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -197,6 +198,20 @@ def _continuation(prefix: str) -> str:
 
 
 def segment(markdown: str) -> list[Segment]:
+    """Cut an English page into messages, in page order (see :func:`_segment`).
+
+    Results are cached by page text: a build segments each English page once per
+    language, and segments are immutable.
+    """
+    return list(_segment_cached(markdown))
+
+
+@functools.lru_cache(maxsize=512)
+def _segment_cached(markdown: str) -> tuple[Segment, ...]:
+    return tuple(_segment(markdown))
+
+
+def _segment(markdown: str) -> list[Segment]:
     """Cut an English page into messages, in page order.
 
     Args:

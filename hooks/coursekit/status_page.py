@@ -16,26 +16,27 @@ __all__ = ["STATUS_PAGE_URI", "status_markdown"]
 STATUS_PAGE_URI = "translation-status.md"
 
 
-def _title(project: Project, page: Path, language: str) -> str:
+def _title(project: Project, page: Path, language: str, catalog) -> str:
     """The page's title in a language: its first heading, translated when possible."""
-    segments = segment((project.docs_dir / page).read_text(encoding="utf-8"))
-    english = next((s.msgid for s in segments if s.kind == "heading"), page.stem)
+    english = next((e.msgid for e in catalog or () if e.comment.startswith("heading")), None)
+    if english is None:
+        segments = segment((project.docs_dir / page).read_text(encoding="utf-8"))
+        english = next((s.msgid for s in segments if s.kind == "heading"), page.stem)
     if language == project.default_language:
         return english
-    path = project.catalog_path(language, page)
-    table = po.translations(po.load(path)) if path.is_file() else {}
-    return table.get(english, english)
+    return po.translations(catalog).get(english, english)
 
 
 def _rows(project: Project, language: str, ui: Interface) -> list[tuple[Path, str, str, int, int]]:
     rows = []
     for page in project.pages():
-        path = project.catalog_path(language, page)
-        if path.is_file():
-            st = catalog_stats(po.load(path))
-            rows.append((page, _title(project, page, language), ui.text(PERCENT, percent=int(st.percent)), st.fuzzy, st.untranslated))
+        catalog = po.load_cached(project.catalog_path(language, page))
+        title = _title(project, page, language, catalog)
+        if catalog is not None:
+            st = catalog_stats(catalog)
+            rows.append((page, title, ui.text(PERCENT, percent=int(st.percent)), st.fuzzy, st.untranslated))
         else:
-            rows.append((page, _title(project, page, language), ui.text(PERCENT, percent=0), 0, 0))
+            rows.append((page, title, ui.text(PERCENT, percent=0), 0, 0))
     return rows
 
 
@@ -44,7 +45,8 @@ def _cell(text: str) -> str:
 
 
 def status_markdown(project: Project, language: str, ui: Interface) -> str:
-    """The status page's Markdown for one language.
+    """The status page's Markdown for one language (a default-language page lists the
+    translations; titles come from each catalog's first heading message).
 
     On a translation's site it lists that language's pages; on the default language's
     site it lists every translation language, each row linking to the translated page.

@@ -100,6 +100,34 @@ def local_imports(program: Path) -> list[Path]:
     return sorted(seen)
 
 
+_digests: dict[Path, tuple[tuple[int, int], str]] = {}
+_imports: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
+
+
+def _stat_key(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size
+
+
+def _digest(path: Path) -> str:
+    """SHA-256 of a file, cached by modification time and size."""
+    key = _stat_key(path)
+    hit = _digests.get(path)
+    if hit is None or hit[0] != key:
+        hit = (key, hashlib.sha256(path.read_bytes()).hexdigest())
+        _digests[path] = hit
+    return hit[1]
+
+
+def _cached_imports(program: Path) -> list[Path]:
+    key = _stat_key(program)
+    hit = _imports.get(program)
+    if hit is None or hit[0] != key or any(not p.is_file() for p in hit[1]):
+        hit = (key, local_imports(program))
+        _imports[program] = hit
+    return hit[1]
+
+
 def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]]:
     """SHA-256 over a program and its local imports.
 
@@ -111,10 +139,7 @@ def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]
         ``(combined, per_file)``: the hex digest over the sorted ``path sha256`` lines,
         and each file's own hex digest.
     """
-    files = {
-        p.relative_to(snippets_dir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in local_imports(program)
-    }
+    files = {p.relative_to(snippets_dir).as_posix(): _digest(p) for p in _cached_imports(program)}
     manifest = "".join(f"{path} {digest}\n" for path, digest in sorted(files.items()))
     return hashlib.sha256(manifest.encode()).hexdigest(), files
 

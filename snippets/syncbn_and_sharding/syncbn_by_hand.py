@@ -83,7 +83,6 @@ def main() -> None:
     norm = SyncBatchNormByHand(CHANNELS).to(device)
     y = norm(x)  # normalized with the statistics of the global batch
     # --8<-- [end:run]
-    # --8<-- [end:run]
 
     dist.destroy_process_group()
 
