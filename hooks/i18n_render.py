@@ -16,7 +16,7 @@ from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
-from coursekit.interface import Interface, interface_for
+from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface, interface_for
 from coursekit.notice import with_notice
 from coursekit.project import Project
 from coursekit.render import render
@@ -69,6 +69,12 @@ def on_config(config):
     for key in SITE_CONFIG_KEYS:
         if _english[key]:
             config[key] = table.get(_english[key], _english[key])
+    ui = _interface(_project(config.config_file_path), language)
+    config.extra["course_ui"] = {  # for templates: docs/overrides/404.html
+        "not_found_title": ui.text(NOT_FOUND_TITLE),
+        "not_found_text": ui.text(NOT_FOUND_TEXT),
+        "not_found_home": ui.text(NOT_FOUND_HOME),
+    }
     return config
 
 

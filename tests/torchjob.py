@@ -311,3 +311,68 @@ def worker_pids(result: JobResult) -> list[int]:
     """Every worker pid the harness saw start in this job."""
     return [int(p.read_text()) for p in (result.job_dir / "harness").glob("pid-*")]
 
+
+
+# Multi-node jobs on one machine: several torchrun agents, each in its own folder.
+
+_SHELL_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
+
+
+def expand_vars(argv: list[str] | tuple[str, ...], values: dict[str, str]) -> list[str]:
+    """Expand the shell-style variables of a launch command the way a POSIX shell would.
+
+    ``$NAME`` and ``${NAME}`` become ``values[NAME]``; ``${NAME:-default}`` becomes
+    ``values[NAME]`` when it is set and not empty, else ``default``. Only ``values`` is
+    read, never this process's environment, so a variable exported in the developer's
+    shell cannot change what a test runs.
+
+    Raises:
+        ValueError: a variable without a default is missing from ``values``.
+    """
+    def one(match: re.Match) -> str:
+        name = match.group("braced") or match.group("bare")
+        if values.get(name):
+            return values[name]
+        if match.group("default") is not None:
+            return match.group("default")
+        raise ValueError(f"launch command uses ${name} without a default; pass a value for it to expand_vars")
+
+    return [_SHELL_VAR.sub(one, arg) for arg in argv]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that was free on ``host`` a moment ago, picked by the operating system
+    (another process may still take it before the job binds it)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def run_nodes(commands: list[list[str]], cwds: list[Path], time_limit_s: float,
+              extra_env: dict[str, str] | None = None, plugins: tuple[str, ...] = (),
+              node_envs: list[dict[str, str]] | None = None) -> list[JobResult]:
+    """Run one torchrun agent per node, all at once, within one time limit.
+
+    Each agent runs in its own folder (``cwds[i]``, a separate copy of the program, as
+    on separate machines) with its logs and harness records under ``cwds[i]/.job``. A
+    node that overruns the limit is stopped like a single job (:func:`run_job`).
+
+    Args:
+        commands: the launch command of each node.
+        cwds: the folder each node runs in.
+        time_limit_s: wall-clock limit for the whole multi-node job, in seconds.
+        extra_env: variables added to every node's environment.
+        plugins: recorder modules from ``tests/harness`` to load in every worker.
+        node_envs: variables added to one node's environment, per node.
+
+    Returns:
+        One :class:`JobResult` per node, in the order of ``commands``; the records of
+        each hold only that node's global ranks.
+    """
+    started = time.monotonic()
+    node_envs = node_envs or [{} for _ in commands]
+    popens = [launch(argv, cwd, time_limit_s, {**(extra_env or {}), **env}, plugins)
+              for argv, cwd, env in zip(commands, cwds, node_envs, strict=True)]
+    return [finish(popen, argv, cwd, time_limit_s, started) for popen, argv, cwd in zip(popens, commands, cwds)]

@@ -53,20 +53,20 @@ def _torch_env() -> tuple[str, int, bool]:
     return torch.__version__.split("+")[0], count, bool(count) and dist.is_nccl_available()
 
 
-def environment(nproc_per_node: int) -> dict:
-    """The environment class a job of ``nproc_per_node`` processes runs in on this machine.
+def environment(processes: int) -> dict:
+    """The environment class a job of ``processes`` processes (on this machine) runs in.
 
     CUDA and NCCL when there is one GPU per process, else CPU and gloo (the runner then
     hides the GPUs, so a program's own device check agrees).
     """
     version, count, nccl = _torch_env()
-    cuda = nccl and count >= nproc_per_node
+    cuda = nccl and count >= processes
     return {
         "torch": version,
         "python": ".".join(platform.python_version_tuple()[:2]),
         "backend": "nccl" if cuda else "gloo",
         "device": "cuda" if cuda else "cpu",
-        "device_count": nproc_per_node if cuda else 0,
+        "device_count": processes if cuda else 0,
     }
 
 
@@ -139,9 +139,9 @@ def pytest_collection_modifyitems(config, items):
             deselected.append(item)
             continue
         kept.append(item)
-        nproc, _ = _shape(spec, config)
+        nproc, nnodes = _shape(spec, config)
         item.user_properties.append(("verifies", program))
-        env = environment(nproc)
+        env = environment(nproc * nnodes)  # the test runs every node of the job on this machine
         _, count, nccl = _torch_env()
         if spec.cuda_gpus and (count < spec.cuda_gpus or not nccl):
             item.add_marker(pytest.mark.skip(reason=f"Requires: [CUDA GPUs>={spec.cuda_gpus} + nccl] (this machine has {count})"))
@@ -184,7 +184,7 @@ def pytest_sessionfinish(session, exitstatus):
             continue
         spec = read_spec(SNIPPETS / program)
         nproc, nnodes = _shape(spec, session.config)
-        env = environment(nproc)
+        env = environment(nproc * nnodes)
         digest, files = content_hash(SNIPPETS / program, SNIPPETS)
         record = Record(sha256=digest, files=files, nproc_per_node=nproc, nnodes=nnodes, test=outcome["module"], **env)
         envs = records.setdefault(program, {})

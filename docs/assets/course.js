@@ -12,3 +12,75 @@ document.addEventListener("click", (event) => {
   url.hash = window.location.hash;
   window.location.assign(url.toString());
 }, true);
+
+// Quick checks: a details block of type "quiz" holds a task list of options ("[x]" marks
+// the right one) and then the explanation. Without JavaScript the block opens to show
+// them as written; here each option becomes a radio button, "Check" gives feedback, and
+// the explanation appears once an answer was checked. Strings come from the page, in its
+// language (hooks/quick_check.py).
+(() => {
+  const source = document.getElementById("course-quiz-strings");
+  if (!source) {
+    return;
+  }
+  const text = JSON.parse(source.textContent);
+  document.querySelectorAll("details.quiz").forEach((quiz, n) => {
+    const list = quiz.querySelector("ul.task-list");
+    if (!list) {
+      return;
+    }
+    const options = Array.from(list.querySelectorAll(":scope > li"));
+    const explanation = Array.from(quiz.children).filter(
+      (el) => el !== list && el.tagName !== "SUMMARY" && el.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_PRECEDING);
+    const form = document.createElement("form");
+    form.className = "course-quiz";
+    const group = document.createElement("fieldset");
+    const legend = document.createElement("legend");
+    legend.className = "md-visually-hidden";
+    legend.textContent = quiz.querySelector("summary").textContent;
+    group.append(legend);
+    options.forEach((option, i) => {
+      const box = option.querySelector("input[type=checkbox]");
+      const label = document.createElement("label");
+      const radio = document.createElement("input");
+      radio.type = "radio";
+      radio.name = `course-quiz-${n}`;
+      radio.value = String(i);
+      radio.dataset.right = box && box.checked ? "true" : "false";
+      const answer = option.cloneNode(true);
+      answer.querySelectorAll("input, label.task-list-control").forEach((el) => {
+        if (el.tagName === "LABEL") el.replaceWith(...el.childNodes); else el.remove();
+      });
+      label.append(radio, " ", ...answer.childNodes);
+      group.append(label);
+    });
+    const button = document.createElement("button");
+    button.type = "submit";
+    button.className = "md-button";
+    button.textContent = text.check;
+    const feedback = document.createElement("p");
+    feedback.className = "course-quiz__feedback";
+    feedback.setAttribute("role", "status");
+    form.append(group, button, feedback);
+    list.replaceWith(form);
+    explanation.forEach((el) => { el.hidden = true; });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const chosen = form.querySelector("input[type=radio]:checked");
+      form.querySelectorAll("label").forEach((l) => l.classList.remove("course-quiz__right", "course-quiz__wrong"));
+      if (!chosen) {
+        feedback.textContent = text.choose;
+        feedback.dataset.result = "none";
+        return;
+      }
+      const right = chosen.dataset.right === "true";
+      feedback.textContent = right ? text.right : text.wrong;
+      feedback.dataset.result = right ? "right" : "wrong";
+      form.querySelectorAll("input[type=radio]").forEach((radio) => {
+        if (radio.dataset.right === "true") radio.parentElement.classList.add("course-quiz__right");
+      });
+      if (!right) chosen.parentElement.classList.add("course-quiz__wrong");
+      explanation.forEach((el) => { el.hidden = false; });
+    });
+  });
+})();

@@ -51,11 +51,20 @@ STATUS_TRANSLATED = UIString("Translated", "translation status table: column hea
 STATUS_FUZZY = UIString("Outdated", "translation status table: column header (fuzzy messages whose English changed)")
 STATUS_UNTRANSLATED = UIString("Untranslated", "translation status table: column header (messages with no translation)")
 STATUS_LANGUAGE = UIString("Language", "translation status table on the English site: column header")
+QUIZ_CHECK = UIString("Check", "quick-check question: button that checks the chosen answer")
+QUIZ_RIGHT = UIString("Right.", "quick-check question: feedback when the chosen answer is right")
+QUIZ_WRONG = UIString("Not quite: the right answer is now marked.", "quick-check question: feedback when the chosen answer is wrong")
+QUIZ_CHOOSE = UIString("Choose an answer first.", "quick-check question: feedback when Check is pressed with nothing chosen")
+NOT_FOUND_TITLE = UIString("Page not found", "title of the 404 page")
+NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, or the link may be mistyped.",
+                          "text of the 404 page")
+NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
 
 STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
-           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT)
+           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
+           QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
 
 
 _by_catalog: dict[int, tuple[object, "Interface"]] = {}

@@ -39,6 +39,7 @@ _INDENTED_OPEN = re.compile(
 )
 _INCLUDE = re.compile(r"^[ ]*-{1,}8<-{1,}")
 _INCLUDE_BLOCK = ("--8<--", "-8<-", "--8<-", "-8<--")
+_TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz option, "[x]" if right
 _FOOTNOTE_DEF = re.compile(r"^\[\^[^\]]+\]:[ \t]+")
 _HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
 
@@ -265,6 +266,10 @@ def _segment(markdown: str) -> list[Segment]:
             kind = "quote"
         else:
             kind = "paragraph"
+        task = _TASK_MARKER.match(content) if kind == "list item" else None
+        if task:  # the marker says which option is right: markup, never translated
+            content = content[task.end():]
+            kind = "quiz option"
         footnote = _FOOTNOTE_DEF.match(content)
         if footnote:  # "[^1]: text": the label is markup, only the text is a message
             content = content[footnote.end():]

@@ -178,3 +178,57 @@ def test_nothing_is_loaded_from_another_host(server, page, language):
         page.wait_for_load_state("networkidle")
     hosts = {urlparse(u).netloc for u in page.requests if not u.startswith("data:")}
     assert hosts == {urlparse(server).netloc}, hosts
+
+
+def _quiz_strings(language: str) -> dict:
+    """The quick-check strings as the page must show them, from the site catalog."""
+    import polib
+
+    english = {"check": "Check", "right": "Right.", "wrong": "Not quite: the right answer is now marked."}
+    if language == PROJECT.default_language:
+        return english
+    catalog = polib.pofile(str(PROJECT.site_catalog_path(language)))
+    return {key: (catalog.find(text).msgstr or text) for key, text in english.items()}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_quick_check_gives_feedback_in_the_pages_language(server, page, language):
+    page.goto(_url(server, language, LESSON))
+    strings = _quiz_strings(language)
+    quiz = page.locator("details.quiz").first
+    quiz.locator("summary").click()
+    form = quiz.locator("form.course-quiz")
+    radios = form.locator("input[type=radio]")
+    assert radios.count() == 3
+    right = [i for i in range(3) if radios.nth(i).get_attribute("data-right") == "true"]
+    assert len(right) == 1
+    explanation = quiz.locator(":scope > p").first
+    assert explanation.is_hidden()
+    # keyboard only: focus a wrong option, select it, submit with Enter on the button
+    wrong = next(i for i in range(3) if i not in right)
+    radios.nth(wrong).focus()
+    page.keyboard.press("Space")
+    assert form.locator("button").inner_text() == strings["check"]
+    form.locator("button").focus()
+    page.keyboard.press("Enter")
+    feedback = form.locator(".course-quiz__feedback")
+    assert feedback.inner_text() == strings["wrong"]
+    assert explanation.is_visible()
+    assert form.locator("label.course-quiz__right input").get_attribute("data-right") == "true"
+    radios.nth(right[0]).check()
+    form.locator("button").click()
+    assert feedback.inner_text() == strings["right"]
+
+
+def test_quick_check_without_javascript_reveals_the_answer(server, browser):
+    context = browser.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    pg.goto(_url(server, "ru", LESSON))
+    quiz = pg.locator("details.quiz").first
+    quiz.locator("summary").click()
+    options = quiz.locator("li.task-list-item")
+    assert options.count() == 3
+    checked = [i for i in range(3) if options.nth(i).locator("input[checked]").count()]
+    assert len(checked) == 1 and options.nth(checked[0]).is_visible()
+    assert quiz.locator(":scope > p").first.is_visible()
+    context.close()

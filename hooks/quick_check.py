@@ -1,0 +1,39 @@
+"""MkDocs hook: the strings of interactive quick-check questions, in the page's language.
+
+A quick check is written as a pymdownx ``details`` block of type ``quiz`` whose options
+are a task list (``- [x]`` marks the right one) followed by the explanation; the
+segmenter makes each option a message and keeps the marker out of it. Without
+JavaScript the block still opens to show the options, the right one ticked, and the
+explanation. ``docs/assets/course.js`` turns it into a question with radio buttons and
+feedback, using the strings this hook adds to every page that has a quick check.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+from coursekit import catalog as po
+from coursekit.interface import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG, interface_for
+from coursekit.project import Project
+
+_MARKER = "    type: quiz"
+
+
+@functools.lru_cache(maxsize=4)
+def _project(config_file: str) -> Project:
+    return Project.load(config_file)
+
+
+def on_page_markdown(markdown, page, config, files):
+    """Append the quiz strings (JSON, for course.js) to pages that have a quick check."""
+    if _MARKER not in markdown:
+        return markdown
+    project = _project(config.config_file_path)
+    plugin = config.plugins.get("i18n")
+    language = plugin.current_language if plugin else project.default_language
+    catalog = None if language == project.default_language else po.load_cached(project.site_catalog_path(language))
+    ui = interface_for(catalog)
+    strings = {"check": ui.text(QUIZ_CHECK), "right": ui.text(QUIZ_RIGHT), "wrong": ui.text(QUIZ_WRONG),
+               "choose": ui.text(QUIZ_CHOOSE)}
+    payload = json.dumps(strings, ensure_ascii=False).replace("</", "<\\/")  # cannot close the script
+    return markdown.rstrip("\n") + f'\n\n<script type="application/json" id="course-quiz-strings">{payload}</script>\n'

@@ -1,0 +1,108 @@
+"""Train with DDP, checkpoint every epoch, and resume from the last checkpoint after a restart.
+
+The lesson docs/torchrun-launching.md shows this program and its launch command; the
+test in tests/snippets/test_torchrun_launching.py runs exactly that command, kills one
+worker in the middle of training, and checks that torchrun restarted the workers and
+that they carried on from the last checkpoint.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 --max-restarts=1 elastic_train.py
+--8<-- [end:launch]
+time-limit: 120 s
+"""
+import os
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+EPOCHS = 12
+BATCH_SIZE = 32  # per process
+CHECKPOINT = Path("checkpoint.pt")  # on multi-node jobs: a path every node can read
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_dataset(n_samples: int = 4096) -> TensorDataset:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(n_samples, 32, generator=generator)
+    y = torch.sin(x[:, :1]) + x[:, 1:2] ** 2 + 0.1 * torch.randn(n_samples, 1, generator=generator)
+    return TensorDataset(x, y)
+
+
+def make_model() -> nn.Module:
+    return nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 1))
+
+
+# --8<-- [start:save]
+def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    tmp = CHECKPOINT.with_suffix(".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, CHECKPOINT)  # atomic: a crash never leaves a half-written checkpoint
+# --8<-- [end:save]
+
+
+# --8<-- [start:load]
+def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> int:
+    """Restore the last checkpoint, if any; return the first epoch still to train."""
+    if not CHECKPOINT.exists():
+        return 0
+    state = torch.load(CHECKPOINT, map_location=device, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    return state["epoch"] + 1
+# --8<-- [end:load]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    dataset = make_dataset()
+    sampler = DistributedSampler(dataset, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
+
+    # --8<-- [start:resume]
+    torch.manual_seed(0)
+    model = make_model().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    start_epoch = load_checkpoint(model, optimizer, device)  # every rank loads it
+    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    if rank == 0:
+        restarts = os.environ["TORCHELASTIC_RESTART_COUNT"]
+        print(f"restart {restarts}: starting at epoch {start_epoch} of {EPOCHS}")
+    # --8<-- [end:resume]
+
+    # --8<-- [start:train]
+    for epoch in range(start_epoch, EPOCHS):
+        sampler.set_epoch(epoch)  # the same order as an uninterrupted run
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(ddp_model(x), y)
+            loss.backward()
+            optimizer.step()
+        if rank == 0:
+            save_checkpoint(model, optimizer, epoch)
+            print(f"epoch {epoch}: loss {loss.item():.4f}, checkpoint saved")
+    # --8<-- [end:train]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Report what torchrun gave each worker process, then check it against the process group.
+
+The lesson docs/torchrun-launching.md shows this program and its launch command; the
+test in tests/snippets/test_torchrun_launching.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 env_report.py
+--8<-- [end:launch]
+time-limit: 90 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+
+# What torchrun puts into the environment of every worker it starts
+TORCHRUN_VARIABLES = (
+    "RANK",  # this worker's number in the whole job
+    "LOCAL_RANK",  # its number on this node: pick the device with it
+    "WORLD_SIZE",  # workers in the whole job
+    "LOCAL_WORLD_SIZE",  # workers on this node
+    "GROUP_RANK",  # this node's number among the nodes
+    "MASTER_ADDR",  # where init_process_group finds the job's store
+    "MASTER_PORT",
+    "TORCHELASTIC_RESTART_COUNT",  # how many times torchrun restarted the workers
+    "TORCHELASTIC_MAX_RESTARTS",
+    "TORCHELASTIC_RUN_ID",  # the rendezvous id
+)
+
+
+def main() -> None:
+    # --8<-- [start:report]
+    given = {name: os.environ[name] for name in TORCHRUN_VARIABLES}
+    print(f"pid {os.getpid()}: " + " ".join(f"{name}={value}" for name, value in given.items()))
+
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(int(given["LOCAL_RANK"]))
+    dist.init_process_group(backend=backend)  # reads RANK, WORLD_SIZE, MASTER_ADDR/PORT
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    print(f"process group: rank {rank} of {world_size}, backend {dist.get_backend()}")
+    # --8<-- [end:report]
+
+    dist.barrier()  # every worker joined the same group
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Train a small model with DDP across several nodes, one torchrun agent per node.
+
+The lesson docs/torchrun-launching.md shows the command below; every node runs the same
+line. HEAD_ADDR is the address of the node that hosts the rendezvous (any one of them),
+JOB_ID names the job; the defaults let two terminals on one machine act as two nodes.
+The test in tests/snippets/test_torchrun_launching.py starts one agent per node with
+this command, on the loopback address and a free port.
+
+--8<-- [start:launch]
+torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} --rdzv-id=${JOB_ID:-lesson4} multinode_train.py
+--8<-- [end:launch]
+time-limit: 120 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+EPOCHS = 2
+BATCH_SIZE = 16  # per process
+
+
+# --8<-- [start:setup]
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # the device index on this node
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)  # never RANK: it counts across nodes
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+# --8<-- [end:setup]
+
+
+def make_dataset(n_samples: int = 512) -> TensorDataset:
+    generator = torch.Generator().manual_seed(0)  # the same data on every node
+    x = torch.randn(n_samples, 8, generator=generator)
+    y = x.sum(dim=1, keepdim=True) + 0.1 * torch.randn(n_samples, 1, generator=generator)
+    return TensorDataset(x, y)
+
+
+def main() -> None:
+    device = setup()
+    # --8<-- [start:whoami]
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    node = int(os.environ["GROUP_RANK"])
+    local_rank = int(os.environ["LOCAL_RANK"])
+    print(f"node {node}, local rank {local_rank}: rank {rank} of {world_size} on {device}")
+    # --8<-- [end:whoami]
+
+    dataset = make_dataset()
+    sampler = DistributedSampler(dataset, shuffle=True, seed=0)
+    loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
+    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.05)
+
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(ddp_model(x), y)
+            loss.backward()
+            optimizer.step()
+        if rank == 0:
+            print(f"epoch {epoch}: loss {loss.item():.4f}")
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
