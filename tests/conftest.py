@@ -32,6 +32,43 @@ def import_program(program: Path) -> ModuleType:
     return module
 
 
+def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, ...] = (),
+                extra_env: dict[str, str] | None = None, exact_world_size: int | None = None):
+    """Run a program's own launch command on a scratch copy of its folder and prove it ran.
+
+    Args:
+        program: the snippet program (its docstring holds the launch spec).
+        tmp_path_factory, config: pytest's, for the scratch folder and the
+            ``--nproc-per-node`` option.
+        plugins: recorder modules from ``tests/harness`` to load in every worker; each
+            must leave something in ``RECORD["extra"]`` on every rank.
+        extra_env: variables added to the job's environment.
+        exact_world_size: skip (with the reason) unless the job has exactly this many
+            processes, for programs written for one world size.
+
+    Returns:
+        The :class:`torchjob.JobResult`, with ``world_size`` set, after
+        :meth:`~torchjob.JobResult.check` passed and within the program's time limit.
+    """
+    from coursekit.runspec import read_spec
+    from torchjob import run_job
+    from verification_plugin import effective_command, job_env, torchrun_shape
+
+    spec = read_spec(program)
+    argv = effective_command(spec, config)
+    nproc, nnodes = torchrun_shape(argv)
+    if exact_world_size is not None and nproc * nnodes != exact_world_size:
+        pytest.skip(f"{program.name} runs with exactly {exact_world_size} processes, not {nproc * nnodes}")
+    copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
+    result = run_job(argv, copy.parent, spec.time_limit_s, {**job_env(nproc), **(extra_env or {})}, plugins=plugins)
+    result.world_size = nproc * nnodes
+    result.check(result.world_size)
+    assert result.duration_s < spec.time_limit_s
+    if plugins:
+        assert all(rec["extra"] for rec in result.records.values()), f"the recorders {plugins} did not load in the workers"
+    return result
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     """The project root (the folder holding mkdocs.yml)."""

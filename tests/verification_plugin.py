@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import sys
 from pathlib import Path
 
 import pytest

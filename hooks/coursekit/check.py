@@ -13,7 +13,6 @@ import subprocess
 from collections import Counter
 from pathlib import Path
 
-import polib
 from babel.messages.plurals import get_plural
 
 from . import catalog as po

@@ -13,10 +13,8 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import SNIPPETS, copy_snippet, import_program
-from coursekit.runspec import read_spec
-from torchjob import JobResult, run_job
-from verification_plugin import effective_command, job_env, torchrun_shape
+from conftest import SNIPPETS, import_program, run_snippet
+from torchjob import JobResult
 
 FOLDER = SNIPPETS / "data_vs_model_parallelism"
 PLUGIN = "record_data_vs_model_parallelism"
@@ -27,18 +25,7 @@ pytestmark = [pytest.mark.torchrun]
 
 def _run(program: Path, tmp_path_factory, pytestconfig, *, exact_world_size: int | None = None) -> JobResult:
     """Run a program's launch command on a scratch copy of its folder, with the recorder."""
-    spec = read_spec(program)
-    argv = effective_command(spec, pytestconfig)
-    nproc, nnodes = torchrun_shape(argv)
-    if exact_world_size is not None and nproc * nnodes != exact_world_size:
-        pytest.skip(f"{program.name} runs with exactly {exact_world_size} processes, not {nproc * nnodes}")
-    copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
-    result = run_job(argv, copy.parent, spec.time_limit_s, job_env(nproc), plugins=(PLUGIN,))
-    result.world_size = nproc * nnodes
-    result.check(result.world_size)
-    assert result.duration_s < spec.time_limit_s
-    assert all(rec["extra"] for rec in result.records.values()), f"the recorder {PLUGIN} did not load in the workers"
-    return result
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,), exact_world_size=exact_world_size)
 
 
 def _load(model: nn.Module, values: list[torch.Tensor]) -> nn.Module:

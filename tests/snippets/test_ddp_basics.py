@@ -5,15 +5,13 @@ read from the harness records every rank leaves (tests/harness/sitecustomize.py)
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import SNIPPETS, copy_snippet, import_program
+from conftest import SNIPPETS, import_program, run_snippet
 from coursekit.runspec import read_spec
-from torchjob import JobResult, run_job
-from verification_plugin import effective_command, job_env, torchrun_shape
+from torchjob import JobResult
 
 PROGRAM = SNIPPETS / "ddp_basics" / "train.py"
 SPEC = read_spec(PROGRAM)
@@ -24,13 +22,7 @@ pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("ddp_basics/train.py")]
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, pytestconfig) -> JobResult:
-    program = copy_snippet(PROGRAM, tmp_path_factory.mktemp("ddp_basics"))
-    argv = effective_command(SPEC, pytestconfig)
-    nproc, nnodes = torchrun_shape(argv)
-    result = run_job(argv, program.parent, SPEC.time_limit_s, job_env(nproc))
-    result.world_size = nproc * nnodes
-    result.check(result.world_size)
-    return result
+    return run_snippet(PROGRAM, tmp_path_factory, pytestconfig)
 
 
 def test_job_runs_on_every_rank_within_its_time_limit(job):

@@ -15,10 +15,8 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import SNIPPETS, copy_snippet, import_program
-from coursekit.runspec import read_spec
-from torchjob import JobResult, run_job
-from verification_plugin import effective_command, job_env, torchrun_shape
+from conftest import SNIPPETS, import_program, run_snippet
+from torchjob import JobResult
 
 FOLDER = SNIPPETS / "syncbn_and_sharding"
 PLUGIN = "record_syncbn_and_sharding"
@@ -30,16 +28,7 @@ pytestmark = [pytest.mark.torchrun]
 
 def _run(program: Path, tmp_path_factory, pytestconfig, extra_env: dict[str, str] | None = None) -> JobResult:
     """Run a program's launch command on a scratch copy of its folder, with the recorder."""
-    spec = read_spec(program)
-    argv = effective_command(spec, pytestconfig)
-    nproc, nnodes = torchrun_shape(argv)
-    copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
-    result = run_job(argv, copy.parent, spec.time_limit_s, {**job_env(nproc), **(extra_env or {})}, plugins=(PLUGIN,))
-    result.world_size = nproc * nnodes
-    result.check(result.world_size)
-    assert result.duration_s < spec.time_limit_s
-    assert all(rec["extra"] for rec in result.records.values()), f"the recorder {PLUGIN} did not load in the workers"
-    return result
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,), extra_env=extra_env)
 
 
 def _stdout(job: JobResult, rank: int) -> str:
