@@ -2,9 +2,20 @@
 
 Modules, one job each:
 
-* :mod:`coursekit.segment`  -- cut an English page into messages with source spans;
-* :mod:`coursekit.render`   -- splice a catalog's translations back into a page;
-* :mod:`coursekit.catalog`  -- read, write and merge gettext catalogs (polib);
-* :mod:`coursekit.project`  -- where pages, catalogs and languages are (mkdocs.yml);
-* :mod:`coursekit.cli`      -- the ``course`` command translators and maintainers run.
+* :mod:`coursekit.segment`       -- cut an English page into messages with source spans;
+* :mod:`coursekit.render`        -- splice a catalog's translations back into a page;
+* :mod:`coursekit.safety`        -- reject translations that change or add markup;
+* :mod:`coursekit.catalog`       -- read, write and merge gettext catalogs (polib);
+* :mod:`coursekit.extract`       -- extract messages and update every catalog;
+* :mod:`coursekit.check`         -- validate catalogs (``course check``);
+* :mod:`coursekit.stats`         -- translation progress (``course stats``);
+* :mod:`coursekit.interface`     -- interface strings (badges, notices, quick checks);
+* :mod:`coursekit.notice`        -- the incomplete-translation notice;
+* :mod:`coursekit.status_page`   -- the generated translation status page;
+* :mod:`coursekit.runspec`       -- how a snippet program is launched (its docstring);
+* :mod:`coursekit.verification`  -- content-bound verification records;
+* :mod:`coursekit.gate`          -- badges under code blocks and the publish gate;
+* :mod:`coursekit.project`       -- where pages, catalogs and languages are (mkdocs.yml);
+* :mod:`coursekit.bench`         -- ``course bench``: build and verification costs;
+* :mod:`coursekit.cli`           -- the ``course`` command translators and maintainers run.
 """

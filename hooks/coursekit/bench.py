@@ -143,7 +143,7 @@ def bench_reload(project: Path, repeat: int) -> dict:
     """Seconds from saving an edit to the rebuilt page being served, per kind of edit."""
     port = _free_port()
     env = {**ENV, "SITE_URL": f"http://127.0.0.1:{port}/"}
-    server = subprocess.Popen([PYTHON, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}", "--no-livereload"],
+    server = subprocess.Popen([PYTHON, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}"],
                               cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
     results: dict[str, list[float]] = {"docs page": [], "catalog": [], "snippet": []}
