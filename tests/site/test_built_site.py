@@ -154,3 +154,69 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     assert english_start in html
     strict = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
     assert strict.returncode != 0
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_page_has_canonical_and_absolute_hreflang_alternates(site, language):
+    site_url = "https://example.org/torch-distributed-course/"
+    for page in PAGES:
+        soup = soup_of(site, language, page)
+        path = "" if page == "index" else f"{page}/"
+        prefix = "" if language == PROJECT.default_language else f"{language}/"
+        assert soup.select_one('link[rel="canonical"]')["href"] == f"{site_url}{prefix}{path}"
+        alternates = {a["hreflang"]: a["href"] for a in soup.select('link[rel="alternate"][hreflang]')}
+        expected = {lang: f"{site_url}{'' if lang == PROJECT.default_language else lang + '/'}{path}" for lang in LANGUAGES}
+        expected["x-default"] = expected[PROJECT.default_language]
+        assert alternates == expected, (language, page)
+
+
+def test_sitemap_lists_every_language_with_alternates(site):
+    import xml.etree.ElementTree as ET
+
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
+    tree = ET.parse(site / "sitemap.xml")
+    urls = {u.find("s:loc", ns).text: {x.get("hreflang") for x in u.findall("x:link", ns)} for u in tree.findall("s:url", ns)}
+    site_url = "https://example.org/torch-distributed-course/"
+    for language in LANGUAGES:
+        for page in PAGES:
+            loc = f"{site_url}{'' if language == PROJECT.default_language else language + '/'}{'' if page == 'index' else page + '/'}"
+            assert loc in urls, loc
+            assert set(LANGUAGES) <= urls[loc], loc
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_language_has_its_own_404_page(site, language):
+    path = site / "404.html" if language == PROJECT.default_language else site / language / "404.html"
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    assert soup.html["lang"] == language
+    title = "Page not found"
+    if language != PROJECT.default_language:
+        title = polib.pofile(str(PROJECT.site_catalog_path(language))).find(title).msgstr
+        assert title and title != "Page not found"
+    assert soup.select_one("article h1").get_text().strip() == title
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_language_has_its_own_search_index(site, language):
+    import json
+
+    root = site if language == PROJECT.default_language else site / language
+    index = json.loads((root / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert index["config"]["lang"] == [language]
+    locations = [d["location"] for d in index["docs"]]
+    assert any(loc.startswith("ddp-basics/") for loc in locations)
+    assert not any(loc.split("/", 1)[0] in PROJECT.languages for loc in locations)  # no other language's pages
+    titles = {d["title"] for d in index["docs"] if d["location"] == "ddp-basics/"}
+    heading = soup_of(site, language, "ddp-basics").select_one("article h1").get_text().rstrip("¶").strip()
+    assert titles == {heading}
+
+
+def test_no_page_loads_anything_from_another_host(site):
+    for path in site.rglob("*.html"):
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
+            for el in soup.find_all(tag):
+                url = el.get(attr, "")
+                if tag == "link" and ("alternate" in el.get("rel", []) or "canonical" in el.get("rel", [])):
+                    continue
+                assert not re.match(r"^(https?:)?//", url), (path, url)
