@@ -85,7 +85,7 @@ def test_code_includes_and_heading_ids_are_never_altered(page):
 def test_every_page_yields_messages_for_headings_paragraphs_and_items():
     kinds = {s.kind for p in PAGES for s in segment(p.read_text(encoding="utf-8"))}
     assert {"heading", "paragraph", "list item", "table cell", "table header", "details title",
-            "note title", "tab title", "footnote", "quote"} <= kinds
+            "note title", "tab title", "footnote", "quote", "quiz option"} <= kinds
 
 
 def test_code_and_includes_are_not_messages():
@@ -123,3 +123,12 @@ def test_a_rejected_translation_falls_back_to_english():
     result = render(source, {"Some text.": "<script>x</script>"}, accept=lambda seg, s: "adds HTML" if "<" in s else None)
     assert result.markdown == source
     assert result.rejected == [("Some text.", "adds HTML")]
+
+
+def test_quiz_markers_stay_out_of_messages_and_survive_translation():
+    source = "/// details | Q?\n    type: quiz\n\n- [ ] Wrong.\n- [x] Right.\n\nWhy.\n///\n"
+    segments = segment(source)
+    assert [(s.kind, s.msgid) for s in segments] == [
+        ("details title", "Q?"), ("quiz option", "Wrong."), ("quiz option", "Right."), ("paragraph", "Why.")]
+    out = render(source, {"Q?": "F?", "Wrong.": "Faux.", "Right.": "Juste.", "Why.": "Pourquoi."}).markdown
+    assert out == "/// details | F?\n    type: quiz\n\n- [ ] Faux.\n- [x] Juste.\n\nPourquoi.\n///\n"
