@@ -57,12 +57,12 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     _sampler_iter = DistributedSampler.__iter__
 
-    def RECORDing_iter(self):
+    def _recording_iter(self):
         indices = list(_sampler_iter(self))
         RECORD["sampler_epochs"].append((self.epoch, indices))
         return iter(indices)
 
-    DistributedSampler.__iter__ = RECORDing_iter
+    DistributedSampler.__iter__ = _recording_iter
 
     def _on_forward(module, args):
         if isinstance(module, DistributedDataParallel) and not any(m is module for m in _ddp_modules):
@@ -86,21 +86,25 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     register_optimizer_step_pre_hook(_pre_step)
     register_optimizer_step_post_hook(_post_step)
 
-    def RECORDing_save(obj, f, *args, **kwargs):
+    def _recording_save(obj, f, *args, **kwargs):
         RECORD["saves"].append(str(f))
         return _torch_save(obj, f, *args, **kwargs)
 
-    torch.save = RECORDing_save
+    torch.save = _recording_save
 
     _destroy = dist.destroy_process_group
 
-    def RECORDing_destroy(*args, **kwargs):
+    def _recording_destroy(*args, **kwargs):
         RECORD["destroyed"] = True
         if _ddp_modules:
             RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
+        # Hold no DDP module past this point: a reducer kept alive until interpreter
+        # shutdown can abort the process while gloo's threads release its tensors
+        # (pytorch/pytorch#179291), a crash the published program itself never has.
+        _ddp_modules.clear()
         return _destroy(*args, **kwargs)
 
-    dist.destroy_process_group = RECORDing_destroy
+    dist.destroy_process_group = _recording_destroy
 
     import importlib
 
