@@ -36,7 +36,7 @@ document.addEventListener("click", (event) => {
     form.className = "course-quiz";
     const group = document.createElement("fieldset");
     const legend = document.createElement("legend");
-    legend.className = "md-visually-hidden";
+    legend.className = "course-visually-hidden";  // the summary already shows the question
     legend.textContent = quiz.querySelector("summary").textContent;
     group.append(legend);
     options.forEach((option, i) => {
