@@ -114,8 +114,8 @@ def on_page_markdown(markdown, page, config, files):
     for msgid, reason in result.rejected:
         log.warning(f"{shown}:{lines.get(msgid, 1)}: translation rejected ({reason}); shown in English; fix the msgstr")
     if result.missing:
-        log.warning(f"{page.file.src_uri}: {len(result.missing)} of {result.total} messages have no "
-                    f"'{language}' translation and are shown in English; translate them in {shown}")
+        log.warning(f"{page.file.src_uri}: {len(result.missing)} of {result.total} messages are untranslated or "
+                    f"fuzzy in '{language}' and are shown in English; translate them in {shown}")
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
@@ -48,6 +48,24 @@ def on_post_page(output, page, config):
     return output
 
 
+_SELECT_LINK = re.compile(r'<a href="[^"]*" hreflang="(?P<lang>[\w-]+)" class="md-select__link">')
+_ALTERNATE_LINE = re.compile(r'[ \t]*<link rel="alternate" href="[^"]*" hreflang="[\w-]+">\n?')
+
+
+def _fix_404(html: str, config, plugin) -> str:
+    """A 404 page is no page's translation: its language selector leads to each language's
+    home page, and it has no hreflang alternates (mkdocs-static-i18n leaves those of the
+    last page it rendered)."""
+    root = urlsplit(config.site_url or "/").path.rstrip("/") + "/"
+
+    def home(match: re.Match) -> str:
+        lang = match.group("lang")
+        href = root if lang == plugin.default_language else f"{root}{lang}/"
+        return f'<a href="{href}" hreflang="{lang}" class="md-select__link">'
+
+    return _ALTERNATE_LINE.sub("", _SELECT_LINK.sub(home, html))
+
+
 @event_priority(0)  # before mkdocs-static-i18n builds the next language over this one's 404.html
 def _keep_404(config):
     """Keep the 404 page just rendered for the language being built."""
@@ -55,11 +73,12 @@ def _keep_404(config):
     page_404 = Path(config.site_dir) / "404.html"
     if plugin is None or not page_404.is_file():
         return
+    html = _fix_404(page_404.read_text(encoding="utf-8"), config, plugin)
     if plugin.current_language == plugin.default_language:
-        _english_404[config.site_dir] = page_404.read_bytes()
+        _english_404[config.site_dir] = html.encode("utf-8")
     else:
         (Path(config.site_dir) / plugin.current_language).mkdir(exist_ok=True)
-        shutil.copyfile(page_404, Path(config.site_dir) / plugin.current_language / "404.html")
+        (Path(config.site_dir) / plugin.current_language / "404.html").write_text(html, encoding="utf-8")
 
 
 @event_priority(-200)  # after every language is built

@@ -1,4 +1,4 @@
-"""The ``course`` command: what translators and maintainers run on the catalogs.
+"""The course command: what translators and maintainers run on the catalogs.
 
 Every sub-command is a thin wrapper over the library the MkDocs hooks use.
 """

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import polib
 
+from .safety import problems
+
 __all__ = ["CatalogStats", "catalog_stats"]
 
 _WORD = re.compile(r"\w+")
@@ -18,7 +20,8 @@ class CatalogStats:
     Attributes:
         translated: messages with a usable translation (not fuzzy, not empty).
         fuzzy: messages whose English changed since they were translated.
-        untranslated: messages with no translation.
+        untranslated: messages with no usable translation (empty, or one the safety
+            checks of :mod:`coursekit.safety` refuse, since both show in English).
         words: words of English in all messages.
         translated_words: words of English in the translated messages.
     """
@@ -53,9 +56,9 @@ def catalog_stats(catalog: polib.POFile) -> CatalogStats:
         words += n
         if entry.fuzzy:
             fuzzy += 1
-        elif entry.translated():
+        elif entry.translated() and not (entry.msgstr and problems(entry.msgid, entry.msgstr)):
             translated += 1
             done += n
-        else:
+        else:  # empty, or refused by the safety checks (it is shown in English)
             untranslated += 1
     return CatalogStats(translated, fuzzy, untranslated, words, done)

@@ -156,7 +156,7 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     (tmp_path / "i18n" / language / "index.po").unlink()
     proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages have no '{language}' translation", proc.stderr), proc.stderr
+    assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages are untranslated or fuzzy in '{language}'", proc.stderr), proc.stderr
     assert re.search(rf"WARNING .*index\.md: no '{language}' catalog", proc.stderr), proc.stderr
     html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
     english_start = entry.msgid.split("`")[0][:40]
@@ -229,3 +229,12 @@ def test_no_page_loads_anything_from_another_host(site):
                 if tag == "link" and ("alternate" in el.get("rel", []) or "canonical" in el.get("rel", [])):
                     continue
                 assert not re.match(r"^(https?:)?//", url), (path, url)
+
+
+@pytest.mark.parametrize("language", PROJECT.languages)
+def test_a_404_page_offers_every_languages_home_and_no_alternates(site, language):
+    soup = BeautifulSoup((site / language / "404.html").read_text(encoding="utf-8"), "html.parser")
+    assert not soup.select('link[rel="alternate"][hreflang]')
+    links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
+    root = "/torch-distributed-course/"
+    assert links == {lang: root if lang == PROJECT.default_language else f"{root}{lang}/" for lang in LANGUAGES}
