@@ -6,7 +6,7 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   with ``hooks: []`` (plain MkDocs + Material + mkdocs-static-i18n on the same pages);
   and the cost of :func:`coursekit.render.render` per page;
 * reload: from saving a page, a catalog or a snippet to the rebuilt page being served by
-  ``mkdocs serve --dirty``;
+  ``mkdocs serve``;
 * scale: the course replicated to 10x and 50x its pages (generated in a temporary
   folder): seconds per page and peak memory against the page count;
 * snippets: the snippet suite cold (``--reverify``) serially and in ``-n`` lanes, warm
@@ -124,14 +124,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for(url: str, marker: str | None, timeout: float) -> float:
-    """Poll a URL until it answers (and contains ``marker``); return when that happened."""
+def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True) -> float:
+    """Poll a URL until it answers and contains ``marker`` (or, with ``present=False``,
+    no longer contains it); return when that happened."""
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2) as response:
+            with urllib.request.urlopen(url, timeout=10) as response:
                 body = response.read().decode("utf-8", errors="replace")
-            if marker is None or marker in body:
+            if marker is None or (marker in body) == present:
                 return time.perf_counter()
         except OSError:
             pass
@@ -139,36 +140,48 @@ def _wait_for(url: str, marker: str | None, timeout: float) -> float:
     raise TimeoutError(f"{url} did not show {marker!r} within {timeout} s")
 
 
-def bench_reload(project: Path, repeat: int) -> dict:
-    """Seconds from saving an edit to the rebuilt page being served, per kind of edit."""
+def _serve(project: Path) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     env = {**ENV, "SITE_URL": f"http://127.0.0.1:{port}/"}
-    server = subprocess.Popen([PYTHON, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}"],
-                              cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    cmd = [PYTHON, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
-    results: dict[str, list[float]] = {"docs page": [], "catalog": [], "snippet": []}
+    _wait_for(f"http://127.0.0.1:{port}/ru/ddp-basics/", None, 120)
+    return server, port
+
+
+def bench_reload(project: Path, repeat: int) -> dict:
+    """Seconds from saving an edit to the rebuilt page being served, per kind of edit,
+    under a plain ``mkdocs serve`` (full rebuild).
+
+    ``--dirty`` is not used: it rebuilds only pages whose own source is newer than their
+    output, so it misses catalog and snippet edits (the page's Markdown did not change)
+    and, by mtime, an edit saved while the previous rebuild was still writing.
+    """
+    page = project / "docs" / "ddp-basics.md"
+    catalog = project / "i18n" / "ru" / "ddp-basics.po"
+    snippet = project / "snippets" / "ddp_basics" / "train.py"
+    edits = (
+        ("docs page", page, "ddp-basics/", lambda s, m: s.replace("## Recap { #recap }", f"## Recap {m} {{ #recap }}", 1)),
+        ("catalog", catalog, "ru/ddp-basics/", lambda s, m: s.replace('msgstr "Итоги"', f'msgstr "Итоги {m}"', 1)),
+        ("snippet", snippet, "ddp-basics/", lambda s, m: s.replace("# a new shuffle each epoch", f"# a new shuffle each epoch {m}", 1)),
+    )
+    results: dict[str, list[float]] = {kind: [] for kind, *_ in edits}
+    server, port = _serve(project)
     try:
-        _wait_for(f"http://127.0.0.1:{port}/ru/ddp-basics/", None, 120)
-        page = project / "docs" / "ddp-basics.md"
-        catalog = project / "i18n" / "ru" / "ddp-basics.po"
-        snippet = project / "snippets" / "ddp_basics" / "train.py"
         for n in range(repeat):
-            for kind, path, url, edit in (
-                ("docs page", page, "ddp-basics/", lambda s, m: s.replace("## Recap { #recap }", f"## Recap {m} {{ #recap }}", 1)),
-                ("catalog", catalog, "ru/ddp-basics/", lambda s, m: s.replace('msgstr "Итоги"', f'msgstr "Итоги {m}"', 1)),
-                ("snippet", snippet, "ddp-basics/", lambda s, m: s.replace("# a new shuffle each epoch", f"# a new shuffle each epoch {m}", 1)),
-            ):
+            for kind, path, url, edit in edits:
                 marker = f"benchmark{n}{kind[0]}{time.time_ns() % 100000}"
                 text = path.read_text(encoding="utf-8")
                 edited = edit(text, marker)
                 if edited == text:
                     raise RuntimeError(f"bench: could not plant an edit in {path}")
-                time.sleep(0.3)  # let the watcher settle after the previous rebuild
+                time.sleep(0.5)  # let the watcher settle after the previous rebuild
                 saved = time.perf_counter()
                 path.write_text(edited, encoding="utf-8")
                 results[kind].append(_wait_for(f"http://127.0.0.1:{port}/{url}", marker, 120) - saved)
                 path.write_text(text, encoding="utf-8")
-                _wait_for(f"http://127.0.0.1:{port}/{url}", None, 120)
+                _wait_for(f"http://127.0.0.1:{port}/{url}", marker, 120, present=False)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
