@@ -55,14 +55,15 @@ def _stat(samples: list[float]) -> dict:
 
 def _timed(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float]:
     """Run a command; (wall seconds, peak resident MiB of the process tree's largest child)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        err = proc.stderr.read().decode(errors="replace")[-2000:]
-        raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{err}")
+    with tempfile.TemporaryFile() as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env or ENV, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-3000:]
+            raise RuntimeError(f"{' '.join(cmd)} failed in {cwd}:\n{tail}")
     return wall, usage.ru_maxrss / 1024.0  # Linux reports KiB
 
 

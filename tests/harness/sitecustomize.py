@@ -115,4 +115,11 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     def _write_record():
         if RECORD["final_state"] is None and _ddp_modules:
             RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
+        _ddp_modules.clear()
         _torch_save(RECORD, _out / f"rank-{_rank}-{_restart}.pt")
+        # Free reference cycles (DDP modules and their process groups) now, while the
+        # interpreter is whole: left to the collector at interpreter shutdown, gloo's
+        # threads can abort the process as they release tensors (pytorch/pytorch#179291).
+        import gc
+
+        gc.collect()
