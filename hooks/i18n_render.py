@@ -5,7 +5,6 @@ MkDocs. Warnings go to a ``mkdocs.*`` logger, so ``mkdocs build --strict`` count
 """
 from __future__ import annotations
 
-import functools
 import logging
 import posixpath
 from pathlib import Path
@@ -16,9 +15,9 @@ from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
-from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface, interface_for
+from coursekit.build_context import interface_of, language_of, project_of
+from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface
 from coursekit.notice import with_notice
-from coursekit.project import Project
 from coursekit.render import render
 from coursekit.safety import problems
 from coursekit.status_page import STATUS_PAGE_URI, status_markdown
@@ -26,20 +25,6 @@ from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 log = logging.getLogger("mkdocs.hooks.i18n_render")
 
 _english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
-
-
-@functools.lru_cache(maxsize=4)
-def _project(config_file: str) -> Project:
-    """The project of a mkdocs.yml, read once per build process."""
-    return Project.load(config_file)
-
-
-def _language(config) -> tuple[str, str]:
-    """(language being built, default language) as mkdocs-static-i18n reports them."""
-    plugin = config.plugins.get("i18n")
-    if plugin is None:
-        return "en", "en"
-    return plugin.current_language or plugin.default_language, plugin.default_language
 
 
 def _catalog(path: Path):
@@ -51,25 +36,27 @@ def _catalog(path: Path):
         raise PluginError(str(exc)) from None
 
 
-def _interface(project: Project, language: str) -> Interface:
-    if language == project.default_language:
-        return interface_for(None)
-    return interface_for(_catalog(project.site_catalog_path(language)))
+def _interface(config) -> Interface:
+    """Interface strings of the language being built; a broken catalog stops the build."""
+    try:
+        return interface_of(config)
+    except po.CatalogError as exc:
+        raise PluginError(str(exc)) from None
 
 
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config
 def on_config(config):
     """Translate site name and description for the language being built."""
-    language, default = _language(config)
+    language, default = language_of(config)
     for key in SITE_CONFIG_KEYS:
         _english.setdefault(key, config.get(key) or "")
     table = {}
     if language != default:
-        table = po.translations(_catalog(_project(config.config_file_path).site_catalog_path(language)))
+        table = po.translations(_catalog(project_of(config).site_catalog_path(language)))
     for key in SITE_CONFIG_KEYS:
         if _english[key]:
             config[key] = table.get(_english[key], _english[key])
-    ui = _interface(_project(config.config_file_path), language)
+    ui = _interface(config)
     config.extra["course_ui"] = {  # for templates: docs/overrides/404.html
         "not_found_title": ui.text(NOT_FOUND_TITLE),
         "not_found_text": ui.text(NOT_FOUND_TEXT),
@@ -82,7 +69,7 @@ def on_config(config):
 def on_files(files, config):
     """Add the generated translation status page under the language being built."""
     if files.get_file_from_path(STATUS_PAGE_URI) is None:
-        language, default = _language(config)
+        language, default = language_of(config)
         page = File.generated(config, STATUS_PAGE_URI, content="# Translation status\n")
         if language != default:
             page.dest_uri = f"{language}/{page.dest_uri}"
@@ -93,11 +80,11 @@ def on_files(files, config):
 def on_page_markdown(markdown, page, config, files):
     """Render the English page in the language being built; missing or unsafe messages stay
     English, and a page that is not fully translated says so at the top."""
-    project = _project(config.config_file_path)
-    language, default = _language(config)
+    project = project_of(config)
+    language, default = language_of(config)
     if page.file.src_uri == STATUS_PAGE_URI:
         try:
-            return status_markdown(project, language, _interface(project, language))
+            return status_markdown(project, language, _interface(config))
         except po.CatalogError as exc:
             raise PluginError(str(exc)) from None
     if language == default:
@@ -119,7 +106,7 @@ def on_page_markdown(markdown, page, config, files):
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
-        return with_notice(result.markdown, result.percent, url, _interface(project, language))
+        return with_notice(result.markdown, result.percent, url, _interface(config))
     return result.markdown
 
 

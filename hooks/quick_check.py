@@ -9,30 +9,25 @@ feedback, using the strings this hook adds to every page that has a quick check.
 """
 from __future__ import annotations
 
-import functools
 import json
 
-from coursekit import catalog as po
-from coursekit.interface import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG, interface_for
-from coursekit.project import Project
+from mkdocs.exceptions import PluginError
+
+from coursekit.build_context import interface_of
+from coursekit.catalog import CatalogError
+from coursekit.interface import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG
 
 _MARKER = "    type: quiz"
-
-
-@functools.lru_cache(maxsize=4)
-def _project(config_file: str) -> Project:
-    return Project.load(config_file)
 
 
 def on_page_markdown(markdown, page, config, files):
     """Append the quiz strings (JSON, for course.js) to pages that have a quick check."""
     if _MARKER not in markdown:
         return markdown
-    project = _project(config.config_file_path)
-    plugin = config.plugins.get("i18n")
-    language = plugin.current_language if plugin else project.default_language
-    catalog = None if language == project.default_language else po.load_cached(project.site_catalog_path(language))
-    ui = interface_for(catalog)
+    try:
+        ui = interface_of(config)
+    except CatalogError as exc:
+        raise PluginError(str(exc)) from None  # file:line: reason, no traceback
     strings = {"check": ui.text(QUIZ_CHECK), "right": ui.text(QUIZ_RIGHT), "wrong": ui.text(QUIZ_WRONG),
                "choose": ui.text(QUIZ_CHOOSE)}
     payload = json.dumps(strings, ensure_ascii=False).replace("</", "<\\/")  # cannot close the script

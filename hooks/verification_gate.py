@@ -7,41 +7,26 @@ A thin wrapper over :mod:`coursekit.gate`, which also works without MkDocs.
 """
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
-from coursekit import catalog as po
+from coursekit.build_context import interface_of, project_of
+from coursekit.catalog import CatalogError
 from coursekit.gate import add_badges
-from coursekit.interface import Interface, interface_for
-from coursekit.project import Project
 
 log = logging.getLogger("mkdocs.hooks.verification_gate")
 _warned: set[tuple[str, str]] = set()
 
 
-@functools.lru_cache(maxsize=4)
-def _project(config_file: str) -> Project:
-    return Project.load(config_file)
-
-
-def _interface(project: Project, language: str) -> Interface:
-    if language == project.default_language:
-        return interface_for(None)
-    try:
-        return interface_for(po.load_cached(project.site_catalog_path(language)))
-    except po.CatalogError as exc:
-        raise PluginError(str(exc)) from None
-
-
 def on_page_markdown(markdown, page, config, files):
     """Put a badge under every included code block; warn about unverified programs."""
-    project = _project(config.config_file_path)
-    plugin = config.plugins.get("i18n")
-    language = plugin.current_language if plugin else project.default_language
-    result = add_badges(markdown, page.file.src_uri, project, _interface(project, language))
+    try:
+        ui = interface_of(config)
+    except CatalogError as exc:
+        raise PluginError(str(exc)) from None  # file:line: reason, no traceback
+    result = add_badges(markdown, page.file.src_uri, project_of(config), ui)
     for problem in result.problems:
         if (page.file.src_uri, problem) not in _warned:
             _warned.add((page.file.src_uri, problem))

@@ -176,7 +176,7 @@ def pytest_sessionfinish(session, exitstatus):
         return  # xdist worker: the controller sees every report and writes once
     if not _OUTCOMES:
         return
-    records = load_records(SNIPPETS)
+    records = {program: dict(envs) for program, envs in load_records(SNIPPETS).items()}  # a copy to change
     changed = False
     for program, outcome in sorted(_OUTCOMES.items()):
         if outcome["failed"] or not outcome["passed"]:

@@ -144,8 +144,14 @@ def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]
     return hashlib.sha256(manifest.encode()).hexdigest(), files
 
 
+_records: dict[Path, tuple[tuple[int, int], dict]] = {}
+
+
 def load_records(snippets_dir: Path) -> dict[str, dict[str, Record]]:
     """All records: ``{program: {environment: Record}}`` (empty when there is no file).
+
+    Cached by the file's modification time and size: the build gate asks on every page of
+    every language. Callers that change the result must copy it first.
 
     Raises:
         ValueError: the file is not valid JSON or a record lacks a field; the message
@@ -154,11 +160,17 @@ def load_records(snippets_dir: Path) -> dict[str, dict[str, Record]]:
     path = snippets_dir / RECORDS_FILE
     if not path.is_file():
         return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        return {prog: {env: Record(**rec) for env, rec in envs.items()} for prog, envs in raw.items()}
-    except (json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"{path}: unreadable verification records ({exc}); restore it with git and re-run pytest") from None
+    key = _stat_key(path)
+    hit = _records.get(path)
+    if hit is None or hit[0] != key:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            parsed = {prog: {env: Record(**rec) for env, rec in envs.items()} for prog, envs in raw.items()}
+        except (json.JSONDecodeError, TypeError) as exc:
+            raise ValueError(f"{path}: unreadable verification records ({exc}); restore it with git and re-run pytest") from None
+        hit = (key, parsed)
+        _records[path] = hit
+    return hit[1]
 
 
 def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> bool:

@@ -1,0 +1,45 @@
+"""What an MkDocs build is doing: which project and which language, for the hooks.
+
+Reads only attributes of the MkDocs config (``config_file_path``, the mkdocs-static-i18n
+plugin's ``current_language``/``default_language``), so it imports nothing from MkDocs.
+"""
+from __future__ import annotations
+
+import functools
+
+from . import catalog as po
+from .interface import Interface, interface_for
+from .project import Project
+
+__all__ = ["interface_of", "language_of", "project_of"]
+
+
+@functools.lru_cache(maxsize=4)
+def _project(config_file: str) -> Project:
+    return Project.load(config_file)
+
+
+def project_of(config) -> Project:
+    """The project of the mkdocs.yml being built, read once per process."""
+    return _project(config.config_file_path)
+
+
+def language_of(config) -> tuple[str, str]:
+    """``(language being built, default language)`` as mkdocs-static-i18n reports them;
+    ``("en", "en")`` without the plugin."""
+    plugin = config.plugins.get("i18n")
+    if plugin is None:
+        return "en", "en"
+    return plugin.current_language or plugin.default_language, plugin.default_language
+
+
+def interface_of(config) -> Interface:
+    """Interface strings in the language being built (English for the default language).
+
+    Raises:
+        coursekit.catalog.CatalogError: the language's site catalog cannot be read.
+    """
+    language, default = language_of(config)
+    if language == default:
+        return interface_for(None)
+    return interface_for(po.load_cached(project_of(config).site_catalog_path(language)))
