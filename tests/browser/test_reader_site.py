@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -120,8 +121,17 @@ def _search(pg, word: str):
     pg.locator("input.md-search__input").press_sequentially(word, delay=30)
     pg.keyboard.press("End")  # Material reads the query on key-up; IME-style input has none
     pg.locator(".md-search-result__item a").first.wait_for(timeout=10_000)
-    return [pg.locator(".md-search-result__item > a").nth(i).get_attribute("href")
-            for i in range(pg.locator(".md-search-result__item > a").count())]
+    # The worker answers every prefix typed, so the list re-renders while the query grows
+    # (a reading taken mid-render once saw six results and then waited for a sixth that was
+    # gone). Read all links in one step and return only a list that held still for 0.5 s.
+    previous, deadline = None, time.monotonic() + 15
+    while True:
+        hrefs = pg.locator(".md-search-result__item > a").evaluate_all(
+            "links => links.map(a => a.getAttribute('href'))")
+        if hrefs == previous or time.monotonic() > deadline:
+            return hrefs
+        previous = hrefs
+        pg.wait_for_timeout(500)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
