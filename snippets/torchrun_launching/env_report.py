@@ -22,7 +22,7 @@ TORCHRUN_VARIABLES = (
     "GROUP_RANK",  # this node's number among the nodes
     "MASTER_ADDR",  # where init_process_group finds the job's store
     "MASTER_PORT",
-    "TORCHELASTIC_RESTART_COUNT",  # how many times torchrun restarted the workers
+    "TORCHELASTIC_RESTART_COUNT",  # restarts used up after worker failures
     "TORCHELASTIC_MAX_RESTARTS",
     "TORCHELASTIC_RUN_ID",  # the rendezvous id
 )
