@@ -95,9 +95,10 @@ def on_page_markdown(markdown, page, config, files):
     if catalog is None:
         log.warning(f"{page.file.src_uri}: no '{language}' catalog {shown}; "
                     f"the page is shown in English; run: course update --lang {language}")
-        return markdown
+        return render(markdown, {}, fallback_lang=default).markdown
     lines = {e.msgid: e.linenum for e in catalog if not e.obsolete}
-    result = render(markdown, po.translations(catalog), accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
+    result = render(markdown, po.translations(catalog), fallback_lang=default,
+                    accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
     for msgid, reason in result.rejected:
         log.warning(f"{shown}:{lines.get(msgid, 1)}: translation rejected ({reason}); shown in English; fix the msgstr")
     if result.missing:

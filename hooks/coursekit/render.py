@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .segment import Segment, segment
 
+_LANG_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
 _WORD = re.compile(r"\w+")  # words are counted as coursekit.stats counts them
 
 __all__ = ["RenderResult", "render"]
@@ -61,6 +62,7 @@ def render(
     markdown: str,
     catalog: Mapping[str, str],
     accept: Callable[[Segment, str], str | None] | None = None,
+    fallback_lang: str | None = None,
 ) -> RenderResult:
     """Translate an English page with a catalog.
 
@@ -71,11 +73,22 @@ def render(
         accept: optional check of each translation, called as ``accept(segment,
             msgstr)``; it returns ``None`` to accept or a one-line reason to reject,
             and a rejected message renders in English.
+        fallback_lang: a BCP 47 tag such as ``"en"``. When given, every message shown
+            in English (missing or rejected) is wrapped in ``<span lang="...">`` so that
+            screen readers and hyphenation treat it as English on a page whose
+            ``<html lang>`` says otherwise (WCAG 2.2 success criterion 3.1.2, "Language
+            of Parts"). Block titles (admonition, details, tab) are never wrapped: they
+            are not always parsed as Markdown. ``None`` copies the English unchanged.
+
+    Raises:
+        ValueError: ``fallback_lang`` is not a language tag.
 
     Returns:
-        A :class:`RenderResult`. With an empty catalog, ``result.markdown == markdown``
-        exactly, for any input.
+        A :class:`RenderResult`. With an empty catalog and no ``fallback_lang``,
+        ``result.markdown == markdown`` exactly, for any input.
     """
+    if fallback_lang is not None and not _LANG_TAG.fullmatch(fallback_lang):
+        raise ValueError(f"fallback_lang {fallback_lang!r} is not a language tag such as 'en' or 'pt-BR'")
     lines = markdown.splitlines(keepends=True)
     segments = segment(markdown)
     result = RenderResult(markdown=markdown, total=len(segments))
@@ -85,23 +98,28 @@ def render(
         words = len(_WORD.findall(seg.msgid))
         result.words += words
         msgstr = catalog.get(seg.msgid, "")
+        reason = None
         if not msgstr:
             result.missing.append(seg.msgid)
-            continue
-        if accept is not None:
+        elif accept is not None:
             reason = accept(seg, msgstr)
             if reason is not None:
                 result.rejected.append((seg.msgid, reason))
-                continue
         (l0, c0), (l1, c1) = seg.start, seg.end
         if (l0, c0) < (line, col):
             continue  # overlapping spans cannot happen; never write twice
-        out.append(_copy(lines, (line, col), (l0, c0)))
-        out.append(_splice(msgstr, seg.continuation))
+        if msgstr and reason is None:
+            out.append(_copy(lines, (line, col), (l0, c0)))
+            out.append(_splice(msgstr, seg.continuation))
+            result.translated += 1
+            result.translated_words += words
+        elif fallback_lang and not seg.kind.endswith(" title"):
+            out.append(_copy(lines, (line, col), (l0, c0)))
+            out.append(f'<span lang="{fallback_lang}">{_copy(lines, (l0, c0), (l1, c1))}</span>')
+        else:
+            continue
         line, col = l1, c1
-        result.translated += 1
-        result.translated_words += words
-    if result.translated == 0:
+    if not out:
         return result
     out.append(_copy(lines, (line, col), (len(lines), 0)))
     result.markdown = "".join(out)

@@ -161,6 +161,16 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
     english_start = entry.msgid.split("`")[0][:40]
     assert english_start in html
+    soup = BeautifulSoup(html, "html.parser")
+    assert soup.html["lang"] == language
+    fallback = [s for s in soup.select('article span[lang="en"]') if s.get_text().startswith(english_start)]
+    assert len(fallback) == 1, "the English paragraph must carry lang=en for screen readers"
+    assert len(soup.select('article span[lang="en"]')) == 1  # the translated ones carry none
+    home = BeautifulSoup((tmp_path / "site" / language / "index.html").read_text(encoding="utf-8"), "html.parser")
+    paragraphs = home.select("article > p")
+    assert paragraphs
+    for paragraph in paragraphs:
+        assert paragraph.select_one('span[lang="en"]'), paragraph
     strict = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
     assert strict.returncode != 0
 

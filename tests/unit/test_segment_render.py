@@ -66,6 +66,30 @@ def test_pseudo_translation_keeps_the_html_structure(page, to_html):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
+def test_english_fallback_is_marked_with_its_language_and_otherwise_unchanged(page, to_html):
+    source = page.read_text(encoding="utf-8")
+    segments = segment(source)
+    half = {s.msgid: pseudo(s.msgid) for s in segments[::2]}  # every other message translated
+    result = render(source, half, fallback_lang="en")
+    english = [s for s in segments if s.msgid not in half]
+    marked = BeautifulSoup(to_html(result.markdown), "html.parser").select('span[lang="en"]')
+    wrapped = [s for s in english if not s.kind.endswith(" title")]
+    assert len(marked) == len(wrapped) > 0
+    assert all(m.parent.name != "span" for m in marked)  # one span per message, never nested
+    plain = BeautifulSoup(to_html(render(source, half).markdown), "html.parser")
+    with_spans = BeautifulSoup(to_html(result.markdown), "html.parser")
+    for span in with_spans.select('span[lang="en"]'):
+        span.unwrap()
+    assert structure(str(with_spans)) == structure(str(plain))
+    assert with_spans.get_text() == plain.get_text()
+
+
+def test_fallback_lang_must_be_a_language_tag():
+    with pytest.raises(ValueError, match="not a language tag"):
+        render("Text.\n", {}, fallback_lang='en" onmouseover="x')
+
+
+@pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_code_includes_and_heading_ids_are_never_altered(page):
     source = page.read_text(encoding="utf-8")
     translated = render(source, {s.msgid: pseudo(s.msgid) for s in segment(source)}).markdown
