@@ -6,6 +6,7 @@ translation renders in English, with a warning naming catalog, line and reason).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -41,7 +42,15 @@ def problems(msgid: str, msgstr: str) -> list[str]:
     Returns:
         An empty list when the translation is safe; else one phrase per problem, e.g.
         ``"inline code `RANK` missing or changed"``.
+
+    The answer is memoised per (msgid, msgstr): one build asks about each message
+    from the renderer and from every status page.
     """
+    return list(_problems(msgid, msgstr))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _problems(msgid: str, msgstr: str) -> tuple[str, ...]:
     found: list[str] = []
     codes_id = Counter(m.group(2) for m in _CODE.finditer(msgid))
     codes_str = Counter(m.group(2) for m in _CODE.finditer(msgstr))
@@ -93,4 +102,4 @@ def problems(msgid: str, msgstr: str) -> list[str]:
             break
     if "\n\n" in msgstr.strip("\n") and "\n\n" not in msgid:
         found.append("adds a blank line (a new paragraph)")
-    return found
+    return tuple(found)
