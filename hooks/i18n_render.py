@@ -16,6 +16,7 @@ from mkdocs.structure.files import File
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import interface_of, language_of, project_of
+from coursekit.check import check_catalog
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface
 from coursekit.notice import with_notice
 from coursekit.render import render
@@ -65,6 +66,26 @@ def on_config(config):
     return config
 
 
+def on_pre_build(config):
+    """Check catalogs before any page is read, so problems are reported against the
+    catalog, not against whichever page happened to load it first.
+
+    While the default language builds (its status page reads every catalog), a catalog
+    that cannot be read stops the build with ``file:line: reason``. While a translation
+    builds, every problem ``course check`` knows in that language's catalogs (unsafe or
+    unfillable translations, duplicate msgids, hand-edited msgids, wrong headers) is a
+    warning, so ``mkdocs build --strict`` fails on it.
+    """
+    project = project_of(config)
+    language, default = language_of(config)
+    for code in project.languages if language == default else (language,):
+        for path in sorted((project.i18n_dir / code).rglob("*.po")):
+            _catalog(path)
+            if language != default:
+                for problem in check_catalog(project, path):
+                    log.warning(problem)
+
+
 @event_priority(-120)  # after mkdocs-static-i18n, which only handles files from docs_dir
 def on_files(files, config):
     """Add the generated translation status page under the language being built."""
@@ -96,11 +117,9 @@ def on_page_markdown(markdown, page, config, files):
         log.warning(f"{page.file.src_uri}: no '{language}' catalog {shown}; "
                     f"the page is shown in English; run: course update --lang {language}")
         return render(markdown, {}, fallback_lang=default).markdown
-    lines = {e.msgid: e.linenum for e in catalog if not e.obsolete}
     result = render(markdown, po.translations(catalog), fallback_lang=default,
                     accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
-    for msgid, reason in result.rejected:
-        log.warning(f"{shown}:{lines.get(msgid, 1)}: translation rejected ({reason}); shown in English; fix the msgstr")
+    # result.rejected were reported by on_pre_build with their msgstr's line; they show in English.
     if result.missing:
         log.warning(f"{page.file.src_uri}: {len(result.missing)} of {result.total} messages are untranslated or "
                     f"fuzzy in '{language}' and are shown in English; translate them in {shown}")

@@ -21,6 +21,8 @@ __all__ = [
     "Message",
     "plural_forms",
     "load",
+    "load_cached",
+    "shown",
     "merge",
     "save",
     "translations",
@@ -66,6 +68,15 @@ _KEYWORD = re.compile(r"^(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)[ \t]+
 _STRING = re.compile(r'^"(?:[^"\\]|\\.)*"[ \t]*$')
 
 
+def shown(path: Path) -> str:
+    """How messages name a file: relative to the working directory when it lies under it
+    (``i18n/ru/ddp-basics.po``), else as given."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def _lex(text: str, path: Path) -> None:
     """Reject what polib would silently accept: every keyword and continuation line must
     hold exactly one well-terminated string (gettext manual, "The Format of PO Files")."""
@@ -82,8 +93,8 @@ def _lex(text: str, path: Path) -> None:
         if _STRING.match(string):
             continue
         if string.startswith('"'):
-            raise CatalogError(f"{path}:{number}: unterminated string; end it with a double quote (write \\\" for a quote inside)")
-        raise CatalogError(f"{path}:{number}: unexpected text {body.strip()[:30]!r}; "
+            raise CatalogError(f"{shown(path)}:{number}: unterminated string; end it with a double quote (write \\\" for a quote inside)")
+        raise CatalogError(f"{shown(path)}:{number}: unexpected text {body.strip()[:30]!r}; "
                            "each line must be a comment, a keyword (msgid, msgstr…) with a quoted string, or a quoted string")
 
 
@@ -105,7 +116,7 @@ def load(path: Path) -> polib.POFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogError(f"{path}:{line}: not valid UTF-8; save the catalog as UTF-8") from None
+        raise CatalogError(f"{shown(path)}:{line}: not valid UTF-8; save the catalog as UTF-8") from None
     _lex(text, path)
     try:
         return polib.pofile(str(path), encoding="utf-8", wrapwidth=WRAP_WIDTH)
@@ -113,7 +124,7 @@ def load(path: Path) -> polib.POFile:
         match = re.search(r"line (\d+)", str(exc))
         line = match.group(1) if match else "1"
         reason = re.sub(r"\s*\(line \d+\)", "", str(exc)).strip() or "cannot be parsed"
-        raise CatalogError(f"{path}:{line}: {reason}; fix the entry (an editor such as Poedit shows it)") from None
+        raise CatalogError(f"{shown(path)}:{line}: {reason}; fix the entry (an editor such as Poedit shows it)") from None
 
 
 _loaded: dict[Path, tuple[tuple[int, int], polib.POFile]] = {}

@@ -3,11 +3,14 @@
 Checks (gettext manual, "The Format of PO Files" and "Invoking the msgfmt Program"):
 syntax and encoding, line ends, the ``Language``/``Plural-Forms``/``Content-Type``
 headers, duplicate msgids, msgids that are not in the English source (hand-edited),
-plural forms count, and the safety of every translation (:mod:`coursekit.safety`).
+plural forms count, ``python-format`` placeholders (as ``msgfmt --check-format`` would,
+but for Python's ``%(name)s`` syntax) and the safety of every translation
+(:mod:`coursekit.safety`).
 Optionally each file is also given to GNU ``msgfmt --check``.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -20,7 +23,7 @@ from .extract import page_messages, site_messages
 from .project import Project
 from .safety import problems as safety_problems
 
-__all__ = ["check_catalog", "check_project", "msgfmt_check"]
+__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check"]
 
 
 def _expected_msgids(project: Project, path: Path) -> set[str] | None:
@@ -32,6 +35,52 @@ def _expected_msgids(project: Project, path: Path) -> set[str] | None:
     if not (project.docs_dir / page).is_file():
         return None
     return {m.msgid for m in page_messages(project, page)}
+
+
+_PLACEHOLDER = re.compile(r"%(?:\((?P<name>\w+)\))?[#0 +-]*\d*(?:\.\d+)?(?P<conv>[diouxXeEfFgGcrsa%])")
+
+
+def format_problems(msgid: str, msgstr: str) -> list[str]:
+    """Why a ``python-format`` msgstr would not fill as its msgid does.
+
+    Every ``%(name)x`` of the msgid must appear in the msgstr and no other name may;
+    filling the msgstr with the msgid's names must work (Python's printf-style
+    formatting, https://docs.python.org/3/library/stdtypes.html#printf-style-string-formatting;
+    a bare ``%`` must be written ``%%``).
+
+    Args:
+        msgid: the English string (singular or plural).
+        msgstr: one translated form.
+
+    Returns:
+        One phrase per problem; empty when the msgstr fills correctly.
+    """
+    names = {m.group("name"): m.group(0) for m in _PLACEHOLDER.finditer(msgid) if m.group("name")}
+    used = {m.group("name"): m.group(0) for m in _PLACEHOLDER.finditer(msgstr) if m.group("name")}
+    found = [f"placeholder {used[n]} is not in the msgid; use one of: "
+             + (", ".join(names[x] for x in sorted(names)) or "none") for n in sorted(used.keys() - names.keys())]
+    found += [f"placeholder {names[n]} of the msgid is missing" for n in sorted(names.keys() - used.keys())]
+    if not found:
+        try:
+            msgstr % {n: 1 for n in names}
+        except (ValueError, TypeError, KeyError) as exc:
+            found.append(f"does not fill as a Python format ({exc}); write a literal % as %%")
+    return found
+
+
+def _msgstr_lines(lines: list[str], entry) -> dict[int | None, int]:
+    """The 1-based line of each msgstr keyword of an entry (``None`` for a singular one);
+    polib's ``linenum`` is where the entry starts (its first comment)."""
+    out: dict[int | None, int] = {}
+    for number in range(entry.linenum - 1, len(lines)):
+        line = lines[number].lstrip("#~ ")
+        if line.startswith("msgstr["):
+            out[int(line[7:line.index("]")])] = number + 1
+        elif line.startswith("msgstr"):
+            out[None] = number + 1
+        elif out and not line.startswith('"'):
+            break
+    return out
 
 
 def check_catalog(project: Project, path: Path) -> list[str]:
@@ -51,9 +100,9 @@ def check_catalog(project: Project, path: Path) -> list[str]:
         line = raw[: raw.index(b"\r\n")].count(b"\n") + 1
         out.append(f"{shown}:{line}: CRLF line ends; save the catalog with LF (Unix) line ends")
     try:
-        catalog = po.load(path)
+        catalog = po.load_cached(path)
     except po.CatalogError as exc:
-        return out + [str(exc).replace(str(path), str(shown), 1)]
+        return out + [str(exc).replace(po.shown(path), str(shown), 1)]
     language = path.parent.name
     meta = catalog.metadata
     if not meta:
@@ -72,6 +121,7 @@ def check_catalog(project: Project, path: Path) -> list[str]:
             dup = [e for e in live if (e.msgctxt, e.msgid) == msgid][1]
             out.append(f"{shown}:{dup.linenum}: duplicate msgid {msgid[1][:40]!r}; merge the two entries")
     expected = _expected_msgids(project, path)
+    lines = raw.decode("utf-8").splitlines()
     for entry in live:
         where = f"{shown}:{entry.linenum}"
         if expected is not None and entry.msgid not in expected:
@@ -83,12 +133,17 @@ def check_catalog(project: Project, path: Path) -> list[str]:
             n = len(entry.msgstr_plural)
             if n != expected_plural.num_plurals:
                 out.append(f"{where}: {n} plural forms, {language!r} needs {expected_plural.num_plurals}")
-            pairs = [(entry.msgid_plural if i else entry.msgid, s) for i, s in entry.msgstr_plural.items() if s]
+            pairs = [(i, entry.msgid_plural if i else entry.msgid, s) for i, s in entry.msgstr_plural.items() if s]
         else:
-            pairs = [(entry.msgid, entry.msgstr)] if entry.msgstr else []
-        for msgid, msgstr in pairs:
-            for reason in safety_problems(msgid, msgstr):
-                out.append(f"{where}: {reason}")
+            pairs = [(None, entry.msgid, entry.msgstr)] if entry.msgstr else []
+        msgstr_at = _msgstr_lines(lines, entry)
+        python_format = "python-format" in entry.flags
+        for form, msgid, msgstr in pairs:
+            at = f"{shown}:{msgstr_at.get(form, entry.linenum)}"
+            reasons = safety_problems(msgid, msgstr)
+            if python_format:
+                reasons += format_problems(entry.msgid if form is None else msgid, msgstr)
+            out.extend(f"{at}: {reason}" for reason in reasons)
     return out
 
 

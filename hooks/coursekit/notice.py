@@ -1,6 +1,8 @@
 """The notice on a page whose translation is incomplete or outdated."""
 from __future__ import annotations
 
+import html
+
 from .interface import NOTICE_LINK, NOTICE_PARTIAL, Interface
 
 __all__ = ["with_notice"]
@@ -20,8 +22,10 @@ def with_notice(markdown: str, percent: float, english_url: str, ui: Interface) 
         The page with a paragraph of class ``course-notice`` after its title.
     """
     text = ui.text(NOTICE_PARTIAL, percent=int(percent))
-    link = ui.text(NOTICE_LINK).replace("[", "\\[").replace("]", "\\]")
-    notice = f"{text} [{link}]({english_url})\n{{: .course-notice }}\n\n"
+    # A raw <a>, not a Markdown link: MkDocs would report a Markdown link to another
+    # language's page as an "unrecognized relative link" on every incomplete page.
+    link = f'<a href="{html.escape(english_url)}" hreflang="en">{html.escape(ui.text(NOTICE_LINK))}</a>'
+    notice = f"{text} {link}\n{{: .course-notice }}\n\n"
     lines = markdown.splitlines(keepends=True)
     if lines and lines[0].startswith("# "):
         return lines[0] + "\n" + notice + "".join(lines[1:]).lstrip("\n")

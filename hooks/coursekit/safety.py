@@ -82,7 +82,7 @@ def _problems(msgid: str, msgstr: str) -> tuple[str, ...]:
         if missing:
             found.append(f"HTML tag <{'>, <'.join(missing)}> missing")
     lowered = plain_str.lower()
-    if "<script" in lowered and "<script" not in plain_id.lower():
+    if "<script" in lowered and "<script" not in plain_id.lower() and not any("<script>" in f for f in found):
         found.append("adds a script")
     if _EVENT_ATTR.search(plain_str) and not _EVENT_ATTR.search(plain_id):
         found.append("adds an event-handler attribute")

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT
 from coursekit import cli
+from coursekit.check import format_problems
 from coursekit.extract import update
 from coursekit.project import Project
 
@@ -107,6 +108,8 @@ BAD = {
     "invalid-utf8.po": (11, "not valid UTF-8"),
     "crlf-line-ends.po": (1, "CRLF line ends"),
     "edited-msgid.po": (10, "msgid 'Verified!' is not in the English source"),
+    "broken-placeholder.po": (17, "placeholder %(cnt)d is not in the msgid; use one of: %(count)d"),
+    "unsafe-html.po": (11, "adds raw HTML <script>"),  # the msgstr's line, not the entry's first
 }
 
 
@@ -170,3 +173,24 @@ def test_stats_min_threshold_sets_the_exit_status(project, capsys):
     assert cli.main(["--config", config, "stats", "--min", "100"]) == 1
     out = capsys.readouterr()
     assert "i18n/ru/new-page.po: 0.0% translated, below --min 100%" in out.err
+
+
+def test_python_format_placeholders_must_fill_like_the_msgid():
+    assert format_problems("%(percent)d%%", "%(percent)d %%") == []
+    assert format_problems("%(count)d process", "%(count)d процесс") == []
+    assert format_problems("%(percent)d%%", "%(percent)d %") == [
+        "does not fill as a Python format (incomplete format); write a literal % as %%"]
+    assert format_problems("%(backend)s on %(device)s", "%(backend)s на %(devise)s") == [
+        "placeholder %(devise)s is not in the msgid; use one of: %(backend)s, %(device)s",
+        "placeholder %(device)s of the msgid is missing"]
+
+
+def test_check_says_when_valid_catalogs_are_not_finished(project, capsys):
+    path = project.catalog_path("sv", "ddp-basics.md")
+    catalog = polib.pofile(str(path))
+    next(e for e in catalog if e.msgid and not e.obsolete).flags.append("fuzzy")
+    catalog.save(str(path))
+    assert cli.main(["--config", str(project.root / "mkdocs.yml"), "check", "--lang", "sv"]) == 0
+    out = capsys.readouterr().out
+    assert "all catalogs are valid" in out
+    assert "i18n/sv/ddp-basics.po (1 fuzzy, 0 untranslated)" in out
