@@ -105,6 +105,8 @@ def test_language_switcher_links_to_the_same_lesson(site, page):
         soup = soup_of(site, language, page)
         links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
         assert set(links) == set(LANGUAGES), links
+        # each entry names its language in that language, and says so to screen readers
+        assert all(a.get("lang") == a["hreflang"] for a in soup.select("a.md-select__link[hreflang]"))
         here = page_path(site, language, page)
         for target_language, href in links.items():
             resolved = urlparse(urljoin(here.as_uri(), href)).path
