@@ -20,10 +20,7 @@ _ARIA_LABEL = re.compile(r'aria-label="([^"]*)"')
 _SELECT_LINK = re.compile(r'(<a href="[^"]*" hreflang="([A-Za-z0-9-]+)" class="md-select__link")>')
 
 
-@event_priority(-200)
-def on_post_page(output, page, config):
-    """Name the search dialog after the search field's (localized) label; mark each
-    language selector entry with its language."""
+def _fixed(output: str) -> str:
     output = _SELECT_LINK.sub(r'\1 lang="\2">', output)
     field = _FIELD_LABEL.search(output)
     label = _ARIA_LABEL.search(field.group(0)) if field else None
@@ -31,3 +28,16 @@ def on_post_page(output, page, config):
         return output
     return _DIALOG.sub(f'<div class="md-search" data-md-component="search" role="dialog" aria-label="{label.group(1)}">',
                        output, count=1)
+
+
+@event_priority(-200)
+def on_post_page(output, page, config):
+    """Name the search dialog after the search field's (localized) label; mark each
+    language selector entry with its language."""
+    return _fixed(output)
+
+
+@event_priority(-200)
+def on_post_template(output_content, template_name, config):
+    """The same for the theme's static pages (the 404 page of each language)."""
+    return _fixed(output_content)

@@ -48,7 +48,7 @@ def on_post_page(output, page, config):
     return output
 
 
-_SELECT_LINK = re.compile(r'<a href="[^"]*" hreflang="(?P<lang>[\w-]+)" class="md-select__link">')
+_SELECT_LINK = re.compile(r'<a href="[^"]*" hreflang="(?P<lang>[\w-]+)" class="md-select__link"(?P<rest>[^>]*)>')
 _ALTERNATE_LINE = re.compile(r'[ \t]*<link rel="alternate" href="[^"]*" hreflang="[\w-]+">\n?')
 
 
@@ -61,7 +61,7 @@ def _fix_404(html: str, config, plugin) -> str:
     def home(match: re.Match) -> str:
         lang = match.group("lang")
         href = root if lang == plugin.default_language else f"{root}{lang}/"
-        return f'<a href="{href}" hreflang="{lang}" class="md-select__link">'
+        return f'<a href="{href}" hreflang="{lang}" class="md-select__link"{match.group("rest")}>'
 
     return _ALTERNATE_LINE.sub("", _SELECT_LINK.sub(home, html))
 

@@ -250,3 +250,5 @@ def test_a_404_page_offers_every_languages_home_and_no_alternates(site, language
     links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
     root = "/torch-distributed-course/"
     assert links == {lang: root if lang == PROJECT.default_language else f"{root}{lang}/" for lang in LANGUAGES}
+    assert all(a.get("lang") == a["hreflang"] for a in soup.select("a.md-select__link[hreflang]"))
+    assert soup.select_one('div.md-search[role="dialog"][aria-label]') is not None
