@@ -16,7 +16,7 @@ from mkdocs.structure.files import File
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import interface_of, language_of, project_of
-from coursekit.check import check_catalog
+from coursekit.check import translation_warnings
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface
 from coursekit.notice import with_notice
 from coursekit.render import render
@@ -67,23 +67,25 @@ def on_config(config):
 
 
 def on_pre_build(config):
-    """Check catalogs before any page is read, so problems are reported against the
-    catalog, not against whichever page happened to load it first.
+    """Check every translation's catalogs once, while the default language builds
+    (mkdocs-static-i18n builds it first), before any page is read.
 
-    While the default language builds (its status page reads every catalog), a catalog
-    that cannot be read stops the build with ``file:line: reason``. While a translation
-    builds, every problem ``course check`` knows in that language's catalogs (unsafe or
-    unfillable translations, duplicate msgids, hand-edited msgids, wrong headers) is a
-    warning, so ``mkdocs build --strict`` fails on it.
+    A catalog that cannot be read stops the build with ``file:line: reason``. Everything
+    else :func:`coursekit.check.translation_warnings` finds, in every language, is a
+    warning, so one ``mkdocs build --strict`` names the problems of all languages, not
+    only of the first language it builds.
     """
     project = project_of(config)
     language, default = language_of(config)
-    for code in project.languages if language == default else (language,):
-        for path in sorted((project.i18n_dir / code).rglob("*.po")):
-            _catalog(path)
-            if language != default:
-                for problem in check_catalog(project, path):
-                    log.warning(problem)
+    if language != default:
+        return
+    for code in project.languages:
+        try:
+            found = translation_warnings(project, code)
+        except po.CatalogError as exc:
+            raise PluginError(str(exc)) from None
+        for warning in found:
+            log.warning(warning)
 
 
 @event_priority(-120)  # after mkdocs-static-i18n, which only handles files from docs_dir
@@ -110,19 +112,12 @@ def on_page_markdown(markdown, page, config, files):
             raise PluginError(str(exc)) from None
     if language == default:
         return markdown
-    path = project.catalog_path(language, page.file.src_uri)
-    shown = path.relative_to(project.root)
-    catalog = _catalog(path)
-    if catalog is None:
-        log.warning(f"{page.file.src_uri}: no '{language}' catalog {shown}; "
-                    f"the page is shown in English; run: course update --lang {language}")
+    catalog = _catalog(project.catalog_path(language, page.file.src_uri))
+    if catalog is None:  # on_pre_build warned
         return render(markdown, {}, fallback_lang=default).markdown
     result = render(markdown, po.translations(catalog), fallback_lang=default,
                     accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
-    # result.rejected were reported by on_pre_build with their msgstr's line; they show in English.
-    if result.missing:
-        log.warning(f"{page.file.src_uri}: {len(result.missing)} of {result.total} messages are untranslated or "
-                    f"fuzzy in '{language}' and are shown in English; translate them in {shown}")
+    # on_pre_build warned about result.missing and result.rejected; both show in English.
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")

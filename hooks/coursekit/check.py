@@ -23,7 +23,7 @@ from .extract import page_messages, site_messages
 from .project import Project
 from .safety import problems as safety_problems
 
-__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check"]
+__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check", "translation_warnings"]
 
 
 def _expected_msgids(project: Project, path: Path) -> set[str] | None:
@@ -161,6 +161,46 @@ def msgfmt_check(path: Path) -> list[str]:
     if proc.returncode == 0:
         return []
     return [line for line in proc.stderr.splitlines() if line.strip() and "header field" not in line]
+
+
+def translation_warnings(project: Project, language: str) -> list[str]:
+    """What a build warns about one translation, before rendering any page.
+
+    Every problem :func:`check_catalog` finds in the language's catalogs, then, per
+    English page, a missing catalog or the number of its messages that will show in
+    English (untranslated, fuzzy, or new since the last ``course update``). Pages are
+    rendered regardless; ``mkdocs build --strict`` fails on any of these warnings.
+
+    Args:
+        project: the project.
+        language: a translation language (not the default one).
+
+    Returns:
+        One line per warning, each naming a file (relative to the project root).
+
+    Raises:
+        coursekit.catalog.CatalogError: a catalog cannot be read (syntax, encoding); the
+            message names file and line.
+    """
+    out: list[str] = []
+    for path in sorted((project.i18n_dir / language).rglob("*.po")):
+        po.load_cached(path)  # unreadable: raise, naming the file and line
+        out += check_catalog(project, path)
+    for page in project.pages():
+        path = project.catalog_path(language, page)
+        shown = path.relative_to(project.root)
+        catalog = po.load_cached(path)
+        if catalog is None:
+            out.append(f"{page.as_posix()}: no '{language}' catalog {shown}; the page is shown in English; "
+                       f"run: course update --lang {language}")
+            continue
+        usable = po.translations(catalog)
+        msgids = [m.msgid for m in page_messages(project, page)]
+        missing = sum(1 for m in msgids if m not in usable)
+        if missing:
+            out.append(f"{page.as_posix()}: {missing} of {len(msgids)} messages are untranslated or fuzzy in "
+                       f"'{language}' and are shown in English; translate them in {shown}")
+    return out
 
 
 def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False) -> list[str]:
