@@ -105,7 +105,9 @@ class Interface:
 
         Returns:
             The translation, or the English when the translation is missing or its
-            placeholders do not fit (a broken translation never breaks the build).
+            placeholders do not fit (a broken translation never breaks a page;
+            :func:`coursekit.check.format_problems` reports it, in ``course check``
+            and as a build warning).
         """
         if count is not None:
             values["count"] = count
