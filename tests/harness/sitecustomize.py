@@ -116,7 +116,13 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         if RECORD["final_state"] is None and _ddp_modules:
             RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
         _ddp_modules.clear()
-        _torch_save(RECORD, _out / f"rank-{_rank}-{_restart}.pt")
+        # Written aside and renamed: torchrun may kill this worker while it writes (a
+        # surviving rank of a failed attempt exits on its collective's error just as the
+        # agent stops the group), and a truncated record must not pass for a record.
+        final = _out / f"rank-{_rank}-{_restart}.pt"
+        partial = _out / f".rank-{_rank}-{_restart}.pt.partial"
+        _torch_save(RECORD, partial)
+        os.replace(partial, final)
         # Free reference cycles (DDP modules and their process groups) now, while the
         # interpreter is whole: left to the collector at interpreter shutdown, gloo's
         # threads can abort the process as they release tensors (pytorch/pytorch#179291).
