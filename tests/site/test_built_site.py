@@ -252,3 +252,22 @@ def test_a_404_page_offers_every_languages_home_and_no_alternates(site, language
     assert links == {lang: root if lang == PROJECT.default_language else f"{root}{lang}/" for lang in LANGUAGES}
     assert all(a.get("lang") == a["hreflang"] for a in soup.select("a.md-select__link[hreflang]"))
     assert soup.select_one('div.md-search[role="dialog"][aria-label]') is not None
+
+
+def test_the_shared_template_cache_changes_no_byte_of_the_site(site, tmp_path):
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "hooks/template_cache.py" in config
+    plain = ROOT / f".mkdocs-no-template-cache-{os.getpid()}.yml"  # beside mkdocs.yml: !relative paths
+    plain.write_text("\n".join(l for l in config.splitlines() if "hooks/template_cache.py" not in l) + "\n",
+                     encoding="utf-8")
+    try:
+        out = tmp_path / "site"
+        proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(plain), "--site-dir", str(out)],
+                              cwd=ROOT, capture_output=True, text=True, env=ENV)
+    finally:
+        plain.unlink()
+    assert proc.returncode == 0, proc.stderr
+    built = sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file())
+    assert built == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    different = [p for p in built if (site / p).read_bytes() != (out / p).read_bytes()]
+    assert different == []
