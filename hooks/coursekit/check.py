@@ -160,7 +160,9 @@ def msgfmt_check(path: Path) -> list[str]:
     proc = subprocess.run([msgfmt, "--check", "-o", "/dev/null", str(path)], capture_output=True, text=True)
     if proc.returncode == 0:
         return []
-    return [line for line in proc.stderr.splitlines() if line.strip() and "header field" not in line]
+    skip = re.compile(r"header field|msgfmt: found \d+ fatal error")  # optional fields; the summary
+    return [line.replace(str(path), po.shown(path), 1) for line in proc.stderr.splitlines()
+            if line.strip() and not skip.search(line)]
 
 
 def translation_warnings(project: Project, language: str) -> list[str]:
@@ -209,6 +211,10 @@ def check_project(project: Project, languages: tuple[str, ...] | None = None, ms
     for language in languages or project.languages:
         for path in sorted((project.i18n_dir / language).rglob("*.po")):
             out += check_catalog(project, path)
+            try:
+                po.load_cached(path)
+            except po.CatalogError:
+                continue  # already reported, with the right line; msgfmt would only repeat it
             if msgfmt:
                 out += msgfmt_check(path)
     return out
