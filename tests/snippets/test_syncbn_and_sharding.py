@@ -45,6 +45,23 @@ def _global_batches(job: JobResult, dataset, batch_size: int, epoch: int):
         yield dataset[indices]
 
 
+def _adam_in_one_process(program, job: JobResult) -> tuple[nn.Module, torch.optim.Optimizer, dict[str, torch.Tensor]]:
+    """A program's training redone in one process on the job's global batches with plain
+    Adam (the program's make_model, make_dataset, LR, EPOCHS, BATCH_SIZE); returns the
+    model, its optimizer and a copy of the initial state."""
+    torch.manual_seed(0)
+    model = program.make_model()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = torch.optim.Adam(model.parameters(), lr=program.LR)
+    dataset = program.make_dataset()
+    for epoch in range(program.EPOCHS):
+        for x, y in _global_batches(job, dataset, program.BATCH_SIZE, epoch):
+            optimizer.zero_grad()
+            nn.MSELoss()(model(x), y).backward()
+            optimizer.step()
+    return model, optimizer, initial
+
+
 def _files_saved(job: JobResult, rank: int) -> list[str]:
     """The files a rank wrote with torch.save (collectives that send Python objects, such
     as ZeroRedundancyOptimizer.consolidate_state_dict, torch.save into memory buffers)."""
@@ -275,16 +292,7 @@ class TestFullyShard:
         assert all(_files_saved(fsdp_job, r) == [] for r in range(1, fsdp_job.world_size))
         saved = torch.load(fsdp_job.workdir / fsdp.CHECKPOINT, weights_only=True)
 
-        torch.manual_seed(0)
-        model = fsdp.make_model()
-        initial = {k: v.clone() for k, v in model.state_dict().items()}
-        optimizer = torch.optim.Adam(model.parameters(), lr=fsdp.LR)
-        dataset = fsdp.make_dataset()
-        for epoch in range(fsdp.EPOCHS):
-            for x, y in _global_batches(fsdp_job, dataset, fsdp.BATCH_SIZE, epoch):
-                optimizer.zero_grad()
-                nn.MSELoss()(model(x), y).backward()
-                optimizer.step()
+        model, _, initial = _adam_in_one_process(fsdp, fsdp_job)
         assert saved.keys() == model.state_dict().keys()
         for name, value in model.state_dict().items():
             assert saved[name].shape == value.shape  # full, not a shard
@@ -305,20 +313,6 @@ with warnings.catch_warnings():
 @pytest.fixture(scope="module")
 def zero_job(tmp_path_factory, pytestconfig) -> JobResult:
     return _run(ZERO, tmp_path_factory, pytestconfig)
-
-
-def _plain_adam(job: JobResult) -> tuple[nn.Module, torch.optim.Optimizer]:
-    """The program's training, in one process on the global batches, with plain Adam."""
-    torch.manual_seed(0)
-    model = zero.make_model()
-    optimizer = torch.optim.Adam(model.parameters(), lr=zero.LR)
-    dataset = zero.make_dataset()
-    for epoch in range(zero.EPOCHS):
-        for x, y in _global_batches(job, dataset, zero.BATCH_SIZE, epoch):
-            optimizer.zero_grad()
-            nn.MSELoss()(model(x), y).backward()
-            optimizer.step()
-    return model, optimizer
 
 
 @pytest.mark.verifies("syncbn_and_sharding/zero_optimizer.py")
@@ -350,7 +344,7 @@ class TestZeroRedundancyOptimizer:
             assert int(printed[5].replace(",", "")) == sum(shapes.values())
 
     def test_trained_parameters_match_plain_adam(self, zero_job):
-        model, _ = _plain_adam(zero_job)
+        model, _, _ = _adam_in_one_process(zero, zero_job)
         for rank in range(zero_job.world_size):
             final = zero_job.records[rank]["final_state"]
             assert final.keys() == model.state_dict().keys()
@@ -361,7 +355,7 @@ class TestZeroRedundancyOptimizer:
         assert _files_saved(zero_job, 0) == [zero.CHECKPOINT]
         assert all(_files_saved(zero_job, r) == [] for r in range(1, zero_job.world_size))
         saved = torch.load(zero_job.workdir / zero.CHECKPOINT, weights_only=True)
-        model, optimizer = _plain_adam(zero_job)
+        model, optimizer, _ = _adam_in_one_process(zero, zero_job)
         expected = optimizer.state_dict()["state"]
         assert sorted(saved["optimizer"]["state"]) == sorted(expected)
         for index, state in expected.items():
