@@ -185,7 +185,7 @@ def translation_warnings(project: Project, language: str) -> list[str]:
             message names file and line.
     """
     out: list[str] = []
-    for path in sorted((project.i18n_dir / language).rglob("*.po")):
+    for path in project.catalog_files(language):
         po.load_cached(path)  # unreadable: raise, naming the file and line
         out += check_catalog(project, path)
     for page in project.pages():
@@ -209,7 +209,7 @@ def check_project(project: Project, languages: tuple[str, ...] | None = None, ms
     """Problems of every catalog of the given languages (all by default), sorted by file."""
     out: list[str] = []
     for language in languages or project.languages:
-        for path in sorted((project.i18n_dir / language).rglob("*.po")):
+        for path in project.catalog_files(language):
             out += check_catalog(project, path)
             try:
                 po.load_cached(path)

@@ -13,7 +13,7 @@ from .catalog import CatalogError
 from .check import check_project
 from .extract import update
 from .project import Project, ProjectError
-from .stats import catalog_stats
+from .stats import CatalogStats, catalog_stats
 
 
 def _cmd_update(args: argparse.Namespace) -> int:
@@ -34,19 +34,23 @@ def _languages(project: Project, args: argparse.Namespace) -> tuple[str, ...] | 
     return languages
 
 
+def _stats(project: Project, args: argparse.Namespace) -> list[tuple[str, Path, CatalogStats]]:
+    """``(language, catalog file, its stats)`` for every catalog of the chosen languages."""
+    return [(language, path, catalog_stats(po.load_cached(path)))
+            for language in _languages(project, args) or project.languages
+            for path in project.catalog_files(language)]
+
+
 def _cmd_stats(args: argparse.Namespace) -> int:
     project = Project.load(args.config)
-    rows = []
-    for language in _languages(project, args) or project.languages:
-        for path in sorted((project.i18n_dir / language).rglob("*.po")):
-            st = catalog_stats(po.load(path))
-            rows.append((language, path.relative_to(project.i18n_dir / language).with_suffix("").as_posix(), st))
+    rows = _stats(project, args)
     print(f"{'lang':<5} {'catalog':<24} {'translated':>10} {'fuzzy':>6} {'untransl.':>9} {'words %':>8}")
-    for language, name, st in rows:
+    for language, path, st in rows:
+        name = path.relative_to(project.i18n_dir / language).with_suffix("").as_posix()
         print(f"{language:<5} {name:<24} {st.translated:>10} {st.fuzzy:>6} {st.untranslated:>9} {st.percent:>7.1f}%")
-    below = [(l, n, st) for l, n, st in rows if st.percent < args.min]
-    for language, name, st in below:
-        print(f"i18n/{language}/{name}.po: {st.percent:.1f}% translated, below --min {args.min:g}%", file=sys.stderr)
+    below = [(path, st) for _, path, st in rows if st.percent < args.min]
+    for path, st in below:
+        print(f"{path.relative_to(project.root)}: {st.percent:.1f}% translated, below --min {args.min:g}%", file=sys.stderr)
     return 1 if below else 0
 
 
@@ -61,12 +65,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(line)
     if not found:
         print("all catalogs are valid")
-        pending = []
-        for language in _languages(project, args) or project.languages:
-            for path in sorted((project.i18n_dir / language).rglob("*.po")):
-                st = catalog_stats(po.load_cached(path))
-                if st.fuzzy or st.untranslated:
-                    pending.append(f"{path.relative_to(project.root)} ({st.fuzzy} fuzzy, {st.untranslated} untranslated)")
+        pending = [f"{path.relative_to(project.root)} ({st.fuzzy} fuzzy, {st.untranslated} untranslated)"
+                   for _, path, st in _stats(project, args) if st.fuzzy or st.untranslated]
         if pending:  # valid, but not finished: say so, since mkdocs build --strict fails on it
             print(f"not yet translated, shown in English and refused by mkdocs build --strict: {'; '.join(pending)}")
     return 1 if found else 0

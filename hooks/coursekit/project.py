@@ -89,6 +89,10 @@ class Project:
         """``i18n/<language>/<page without .md>.po`` for a page path relative to docs_dir."""
         return self.i18n_dir / language / Path(page).with_suffix(".po")
 
+    def catalog_files(self, language: str) -> list[Path]:
+        """Every catalog of one language (``i18n/<language>/**/*.po``), sorted."""
+        return sorted((self.i18n_dir / language).rglob("*.po"))
+
     def site_catalog_path(self, language: str) -> Path:
         """``i18n/<language>/_site.po``: site name, navigation and interface strings."""
         return self.i18n_dir / language / f"{SITE_CATALOG}.po"
