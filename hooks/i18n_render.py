@@ -9,7 +9,6 @@ import logging
 import posixpath
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
@@ -17,7 +16,7 @@ from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import interface_of, language_of, project_of
 from coursekit.check import translation_warnings
-from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, Interface
+from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
 from coursekit.notice import with_notice
 from coursekit.render import render
 from coursekit.safety import problems
@@ -28,23 +27,6 @@ log = logging.getLogger("mkdocs.hooks.i18n_render")
 _english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
 
 
-def _catalog(path: Path):
-    """The parsed catalog (None when missing); a broken one stops the build with
-    ``file:line: reason`` and no traceback."""
-    try:
-        return po.load_cached(path)
-    except po.CatalogError as exc:
-        raise PluginError(str(exc)) from None
-
-
-def _interface(config) -> Interface:
-    """Interface strings of the language being built; a broken catalog stops the build."""
-    try:
-        return interface_of(config)
-    except po.CatalogError as exc:
-        raise PluginError(str(exc)) from None
-
-
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config
 def on_config(config):
     """Translate site name and description for the language being built."""
@@ -53,11 +35,11 @@ def on_config(config):
         _english.setdefault(key, config.get(key) or "")
     table = {}
     if language != default:
-        table = po.translations(_catalog(project_of(config).site_catalog_path(language)))
+        table = po.translations(po.load_cached(project_of(config).site_catalog_path(language)))
     for key in SITE_CONFIG_KEYS:
         if _english[key]:
             config[key] = table.get(_english[key], _english[key])
-    ui = _interface(config)
+    ui = interface_of(config)
     config.extra["course_ui"] = {  # for templates: docs/overrides/404.html
         "not_found_title": ui.text(NOT_FOUND_TITLE),
         "not_found_text": ui.text(NOT_FOUND_TEXT),
@@ -79,12 +61,8 @@ def on_pre_build(config):
     language, default = language_of(config)
     if language != default:
         return
-    for code in project.languages:
-        try:
-            found = translation_warnings(project, code)
-        except po.CatalogError as exc:
-            raise PluginError(str(exc)) from None
-        for warning in found:
+    for code in project.languages:  # a po.CatalogError stops the build with file:line: reason
+        for warning in translation_warnings(project, code):
             log.warning(warning)
 
 
@@ -106,13 +84,10 @@ def on_page_markdown(markdown, page, config, files):
     project = project_of(config)
     language, default = language_of(config)
     if page.file.src_uri == STATUS_PAGE_URI:
-        try:
-            return status_markdown(project, language, _interface(config))
-        except po.CatalogError as exc:
-            raise PluginError(str(exc)) from None
+        return status_markdown(project, language, interface_of(config))
     if language == default:
         return markdown
-    catalog = _catalog(project.catalog_path(language, page.file.src_uri))
+    catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
     if catalog is None:  # on_pre_build warned
         return render(markdown, {}, fallback_lang=default).markdown
     result = render(markdown, po.translations(catalog), fallback_lang=default,
@@ -121,7 +96,7 @@ def on_page_markdown(markdown, page, config, files):
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
-        return with_notice(result.markdown, result.percent, url, _interface(config))
+        return with_notice(result.markdown, result.percent, url, interface_of(config))
     return result.markdown
 
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 
-from mkdocs.exceptions import PluginError
 
 from coursekit.build_context import interface_of
-from coursekit.catalog import CatalogError
 from coursekit.interface import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG
 
 _MARKER = "    type: quiz"
@@ -24,10 +22,7 @@ def on_page_markdown(markdown, page, config, files):
     """Append the quiz strings (JSON, for course.js) to pages that have a quick check."""
     if _MARKER not in markdown:
         return markdown
-    try:
-        ui = interface_of(config)
-    except CatalogError as exc:
-        raise PluginError(str(exc)) from None  # file:line: reason, no traceback
+    ui = interface_of(config)  # a broken catalog raises a PluginError: file:line: reason
     strings = {"check": ui.text(QUIZ_CHECK), "right": ui.text(QUIZ_RIGHT), "wrong": ui.text(QUIZ_WRONG),
                "choose": ui.text(QUIZ_CHOOSE)}
     payload = json.dumps(strings, ensure_ascii=False).replace("</", "<\\/")  # cannot close the script

@@ -10,10 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from mkdocs.exceptions import PluginError
 
 from coursekit.build_context import interface_of, project_of
-from coursekit.catalog import CatalogError
 from coursekit.gate import add_badges
 
 log = logging.getLogger("mkdocs.hooks.verification_gate")
@@ -22,11 +20,7 @@ _warned: set[tuple[str, str]] = set()
 
 def on_page_markdown(markdown, page, config, files):
     """Put a badge under every included code block; warn about unverified programs."""
-    try:
-        ui = interface_of(config)
-    except CatalogError as exc:
-        raise PluginError(str(exc)) from None  # file:line: reason, no traceback
-    result = add_badges(markdown, page.file.src_uri, project_of(config), ui)
+    result = add_badges(markdown, page.file.src_uri, project_of(config), interface_of(config))
     for problem in result.problems:
         if (page.file.src_uri, problem) not in _warned:
             _warned.add((page.file.src_uri, problem))

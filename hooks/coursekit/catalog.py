@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polib
 from babel.messages.plurals import get_plural
+from mkdocs.exceptions import PluginError
 
 __all__ = [
     "CatalogError",
@@ -42,8 +43,21 @@ def plural_forms(language: str) -> str:
 FUZZY_THRESHOLD = 0.6
 
 
-class CatalogError(Exception):
-    """A catalog cannot be read: ``str(error)`` is ``file:line: reason; remedy``."""
+class CatalogError(PluginError):
+    """A catalog cannot be read: ``str(error)`` is ``file:line: reason; remedy``.
+
+    A :class:`mkdocs.exceptions.PluginError`, so a hook can let it pass: MkDocs stops the
+    build with the message and no traceback.
+
+    Attributes:
+        path: the catalog file (``pathlib.Path``).
+        line: the 1-based line of the problem.
+        reason: what is wrong and the remedy, without the ``file:line:`` prefix.
+    """
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        self.path, self.line, self.reason = Path(path), int(line), reason
+        super().__init__(f"{shown(path)}:{line}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -93,8 +107,8 @@ def _lex(text: str, path: Path) -> None:
         if _STRING.match(string):
             continue
         if string.startswith('"'):
-            raise CatalogError(f"{shown(path)}:{number}: unterminated string; end it with a double quote (write \\\" for a quote inside)")
-        raise CatalogError(f"{shown(path)}:{number}: unexpected text {body.strip()[:30]!r}; "
+            raise CatalogError(path, number, "unterminated string; end it with a double quote (write \\\" for a quote inside)")
+        raise CatalogError(path, number, f"unexpected text {body.strip()[:30]!r}; "
                            "each line must be a comment, a keyword (msgid, msgstr…) with a quoted string, or a quoted string")
 
 
@@ -116,7 +130,7 @@ def load(path: Path) -> polib.POFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogError(f"{shown(path)}:{line}: not valid UTF-8; save the catalog as UTF-8") from None
+        raise CatalogError(path, line, "not valid UTF-8; save the catalog as UTF-8") from None
     _lex(text, path)
     try:
         return polib.pofile(str(path), encoding="utf-8", wrapwidth=WRAP_WIDTH)
@@ -124,7 +138,7 @@ def load(path: Path) -> polib.POFile:
         match = re.search(r"line (\d+)", str(exc))
         line = match.group(1) if match else "1"
         reason = re.sub(r"\s*\(line \d+\)", "", str(exc)).strip() or "cannot be parsed"
-        raise CatalogError(f"{shown(path)}:{line}: {reason}; fix the entry (an editor such as Poedit shows it)") from None
+        raise CatalogError(path, line, f"{reason}; fix the entry (an editor such as Poedit shows it)") from None
 
 
 _loaded: dict[Path, tuple[tuple[int, int], polib.POFile]] = {}

@@ -102,7 +102,7 @@ def check_catalog(project: Project, path: Path) -> list[str]:
     try:
         catalog = po.load_cached(path)
     except po.CatalogError as exc:
-        return out + [str(exc).replace(po.shown(path), str(shown), 1)]
+        return out + [f"{shown}:{exc.line}: {exc.reason}"]
     language = path.parent.name
     meta = catalog.metadata
     if not meta:
@@ -147,9 +147,10 @@ def check_catalog(project: Project, path: Path) -> list[str]:
     return out
 
 
-def msgfmt_check(path: Path) -> list[str]:
+def msgfmt_check(path: Path, shown: str | None = None) -> list[str]:
     """Run GNU ``msgfmt --check`` on one catalog; its error lines (warnings about optional
-    header fields left out).
+    header fields and the summary line left out), the file named as ``shown`` (default:
+    relative to the working directory).
 
     Raises:
         FileNotFoundError: msgfmt is not installed (``apt-get install gettext``).
@@ -161,7 +162,7 @@ def msgfmt_check(path: Path) -> list[str]:
     if proc.returncode == 0:
         return []
     skip = re.compile(r"header field|msgfmt: found \d+ fatal error")  # optional fields; the summary
-    return [line.replace(str(path), po.shown(path), 1) for line in proc.stderr.splitlines()
+    return [line.replace(str(path), shown or po.shown(path), 1) for line in proc.stderr.splitlines()
             if line.strip() and not skip.search(line)]
 
 
@@ -216,5 +217,5 @@ def check_project(project: Project, languages: tuple[str, ...] | None = None, ms
             except po.CatalogError:
                 continue  # already reported, with the right line; msgfmt would only repeat it
             if msgfmt:
-                out += msgfmt_check(path)
+                out += msgfmt_check(path, str(path.relative_to(project.root)))
     return out
