@@ -19,7 +19,7 @@ from coursekit.check import translation_warnings
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
 from coursekit.notice import with_notice
 from coursekit.render import render
-from coursekit.safety import problems
+from coursekit.safety import accept
 from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 
 log = logging.getLogger("mkdocs.hooks.i18n_render")
@@ -91,7 +91,7 @@ def on_page_markdown(markdown, page, config, files):
     if catalog is None:  # on_pre_build warned
         return render(markdown, {}, fallback_lang=default).markdown
     result = render(markdown, po.translations(catalog), fallback_lang=default,
-                    accept=lambda seg, msgstr: "; ".join(problems(seg.msgid, msgstr)) or None)
+                    accept=accept)
     # on_pre_build warned about result.missing and result.rejected; both show in English.
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url

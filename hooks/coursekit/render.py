@@ -11,10 +11,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .segment import Segment, segment
+from .segment import Segment, count_words, segment
 
 _LANG_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
-_WORD = re.compile(r"\w+")  # words are counted as coursekit.stats counts them
 
 __all__ = ["RenderResult", "render"]
 
@@ -95,7 +94,7 @@ def render(
     out: list[str] = []
     line, col = 0, 0  # how far the English has been copied
     for seg in segments:
-        words = len(_WORD.findall(seg.msgid))
+        words = count_words(seg.msgid)
         result.words += words
         msgstr = catalog.get(seg.msgid, "")
         reason = None

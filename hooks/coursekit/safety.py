@@ -10,7 +10,7 @@ import functools
 import re
 from collections import Counter
 
-__all__ = ["problems"]
+__all__ = ["accept", "problems"]
 
 _CODE = re.compile(r"(`+)(.+?)\1", re.S)
 _LINK_TARGET = re.compile(r"\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
@@ -47,6 +47,17 @@ def problems(msgid: str, msgstr: str) -> list[str]:
     from the renderer and from every status page.
     """
     return list(_problems(msgid, msgstr))
+
+
+def accept(segment, msgstr: str) -> str | None:
+    """The ``accept`` callback of :func:`coursekit.render.render` that the site uses:
+    ``None`` for a safe translation, else its problems joined by ``"; "``.
+
+    Args:
+        segment: the :class:`coursekit.segment.Segment` being translated.
+        msgstr: its translation.
+    """
+    return "; ".join(_problems(segment.msgid, msgstr)) or None
 
 
 @functools.lru_cache(maxsize=1 << 16)

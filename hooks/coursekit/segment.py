@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-__all__ = ["Segment", "segment", "normalize_inline"]
+__all__ = ["Segment", "count_words", "segment", "normalize_inline"]
 
 _PARSER = MarkdownIt("commonmark").enable("table")
 
@@ -64,6 +64,15 @@ class Segment:
     start: tuple[int, int]
     end: tuple[int, int]
     continuation: str = ""
+
+
+_WORD = re.compile(r"\w+")
+
+
+def count_words(msgid: str) -> int:
+    """Words of a message (runs of Unicode word characters), the unit of every
+    "percent translated" figure: the page notice, the status page and ``course stats``."""
+    return len(_WORD.findall(msgid))
 
 
 def normalize_inline(text: str) -> str:

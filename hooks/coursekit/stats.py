@@ -1,16 +1,15 @@
 """Translation progress of catalogs: messages translated, fuzzy, untranslated, and words."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import polib
 
 from .safety import problems
+from .segment import count_words
 
 __all__ = ["CatalogStats", "catalog_stats"]
 
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -42,17 +41,13 @@ class CatalogStats:
         return 100.0 if self.words == 0 else 100.0 * self.translated_words / self.words
 
 
-def _words(text: str) -> int:
-    return len(_WORD.findall(text))
-
-
 def catalog_stats(catalog: polib.POFile) -> CatalogStats:
     """Count a catalog's messages and words by state (gettext's translated/fuzzy/untranslated)."""
     translated = fuzzy = untranslated = words = done = 0
     for entry in catalog:
         if entry.obsolete:
             continue
-        n = _words(entry.msgid)
+        n = count_words(entry.msgid)
         words += n
         if entry.fuzzy:
             fuzzy += 1

@@ -8,6 +8,8 @@ from . import catalog as po
 from .interface import (PERCENT, STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, STATUS_PAGE, STATUS_TITLE, STATUS_TRANSLATED,
                         STATUS_UNTRANSLATED, Interface)
 from .project import Project
+from .render import render
+from .safety import accept
 from .segment import segment
 from .stats import catalog_stats
 
@@ -34,7 +36,10 @@ def _rows(project: Project, language: str, ui: Interface) -> list[tuple[Path, st
         title = _title(project, page, language, catalog)
         if catalog is not None:
             st = catalog_stats(catalog)
-            rows.append((page, title, ui.text(PERCENT, percent=int(st.percent)), st.fuzzy, st.untranslated))
+            # the share the reader sees, computed as the page's notice computes it
+            source = (project.docs_dir / page).read_text(encoding="utf-8")
+            shown = render(source, po.translations(catalog), accept=accept).percent
+            rows.append((page, title, ui.text(PERCENT, percent=int(shown)), st.fuzzy, st.untranslated))
         else:
             rows.append((page, title, ui.text(PERCENT, percent=0), 0, 0))
     return rows
