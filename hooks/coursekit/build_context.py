@@ -5,23 +5,23 @@ plugin's ``current_language``/``default_language``), so it imports nothing from 
 """
 from __future__ import annotations
 
-import functools
+from pathlib import Path
 
 from . import catalog as po
+from .filecache import StatCache
 from .interface import Interface, interface_for
 from .project import Project
 
 __all__ = ["interface_of", "language_of", "project_of"]
 
 
-@functools.lru_cache(maxsize=4)
-def _project(config_file: str) -> Project:
-    return Project.load(config_file)
+_project = StatCache(Project.load)
 
 
 def project_of(config) -> Project:
-    """The project of the mkdocs.yml being built, read once per process."""
-    return _project(config.config_file_path)
+    """The project of the mkdocs.yml being built, read again only when that file changes
+    (``mkdocs serve`` reloads the config but keeps this package imported)."""
+    return _project(Path(config.config_file_path))
 
 
 def language_of(config) -> tuple[str, str]:

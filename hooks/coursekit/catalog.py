@@ -17,6 +17,8 @@ import polib
 from babel.messages.plurals import get_plural
 from mkdocs.exceptions import PluginError
 
+from .filecache import StatCache
+
 __all__ = [
     "CatalogError",
     "Message",
@@ -141,25 +143,16 @@ def load(path: Path) -> polib.POFile:
         raise CatalogError(path, line, f"{reason}; fix the entry (an editor such as Poedit shows it)") from None
 
 
-_loaded: dict[Path, tuple[tuple[int, int], polib.POFile]] = {}
-
-
 def load_cached(path: Path) -> polib.POFile | None:
     """:func:`load`, cached by modification time and size (None when the file is missing).
 
     For readers that do not change the catalog (rendering, status pages, badges): a
     build renders each catalog's page several times, once per hook and language.
     """
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    key = (st.st_mtime_ns, st.st_size)
-    hit = _loaded.get(path)
-    if hit is None or hit[0] != key:
-        hit = (key, load(path))
-        _loaded[path] = hit
-    return hit[1]
+    return _loaded(path) if path.is_file() else None
+
+
+_loaded = StatCache(load)
 
 
 def translations(catalog: polib.POFile | None) -> dict[str, str]:

@@ -16,6 +16,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .filecache import StatCache
+
 __all__ = [
     "RECORDS_FILE",
     "Record",
@@ -100,32 +102,10 @@ def local_imports(program: Path) -> list[Path]:
     return sorted(seen)
 
 
-_digests: dict[Path, tuple[tuple[int, int], str]] = {}
-_imports: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
-
-
-def _stat_key(path: Path) -> tuple[int, int]:
-    st = path.stat()
-    return st.st_mtime_ns, st.st_size
-
-
-def _digest(path: Path) -> str:
-    """SHA-256 of a file, cached by modification time and size."""
-    key = _stat_key(path)
-    hit = _digests.get(path)
-    if hit is None or hit[0] != key:
-        hit = (key, hashlib.sha256(path.read_bytes()).hexdigest())
-        _digests[path] = hit
-    return hit[1]
-
-
-def _cached_imports(program: Path) -> list[Path]:
-    key = _stat_key(program)
-    hit = _imports.get(program)
-    if hit is None or hit[0] != key or any(not p.is_file() for p in hit[1]):
-        hit = (key, local_imports(program))
-        _imports[program] = hit
-    return hit[1]
+# SHA-256 of a file; a program's local imports, kept until it or any module it imports
+# changes (a module can start importing another one).
+_digest = StatCache(lambda path: hashlib.sha256(path.read_bytes()).hexdigest())
+_cached_imports = StatCache(local_imports, sources=lambda program, imports: imports)
 
 
 def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]]:
@@ -144,9 +124,6 @@ def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]
     return hashlib.sha256(manifest.encode()).hexdigest(), files
 
 
-_records: dict[Path, tuple[tuple[int, int], dict]] = {}
-
-
 def load_records(snippets_dir: Path) -> dict[str, dict[str, Record]]:
     """All records: ``{program: {environment: Record}}`` (empty when there is no file).
 
@@ -158,19 +135,18 @@ def load_records(snippets_dir: Path) -> dict[str, dict[str, Record]]:
             names the file.
     """
     path = snippets_dir / RECORDS_FILE
-    if not path.is_file():
-        return {}
-    key = _stat_key(path)
-    hit = _records.get(path)
-    if hit is None or hit[0] != key:
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            parsed = {prog: {env: Record(**rec) for env, rec in envs.items()} for prog, envs in raw.items()}
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise ValueError(f"{path}: unreadable verification records ({exc}); restore it with git and re-run pytest") from None
-        hit = (key, parsed)
-        _records[path] = hit
-    return hit[1]
+    return _records(path) if path.is_file() else {}
+
+
+def _read_records(path: Path) -> dict[str, dict[str, Record]]:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return {prog: {env: Record(**rec) for env, rec in envs.items()} for prog, envs in raw.items()}
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"{path}: unreadable verification records ({exc}); restore it with git and re-run pytest") from None
+
+
+_records = StatCache(_read_records)
 
 
 def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> bool:
