@@ -208,21 +208,20 @@ def _read_records(pid_dir: Path) -> dict[int, dict]:
     return records
 
 
-def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None,
-           plugins: tuple[str, ...] = (), job_dir: Path | None = None) -> subprocess.Popen:
-    """Start a torchrun command with the harness and per-rank logs under ``job_dir``.
+def launch(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None,
+           plugins: tuple[str, ...] = ()) -> subprocess.Popen:
+    """Start a torchrun command with the harness, per-rank logs and records under
+    ``cwd/.job`` (each node of a multi-node job runs in its own ``cwd``); :func:`finish`
+    enforces the time limit.
 
     Args:
         argv: the command, run exactly as given; logging and the harness are switched on
             through the environment (torchrun reads ``PET_<OPTION>`` for its options).
         cwd: the folder it runs in.
-        time_limit_s: the job's limit in seconds (enforced by :func:`finish`).
         extra_env: variables added to the job's environment.
         plugins: recorder modules from ``tests/harness`` to load in every worker.
-        job_dir: where logs and records go (default ``cwd/.job``; give each node of a
-            multi-node job its own).
     """
-    job_dir = job_dir or cwd / ".job"
+    job_dir = cwd / ".job"
     (job_dir / "logs").mkdir(parents=True, exist_ok=True)
     (job_dir / "harness").mkdir(exist_ok=True)
     env = dict(os.environ)
@@ -246,10 +245,10 @@ def launch(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str,
     )
 
 
-def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: float, started: float,
-           job_dir: Path | None = None) -> JobResult:
-    """Wait for a launched job within its time limit, stop it if it overruns, collect its output."""
-    job_dir = job_dir or cwd / ".job"
+def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: float, started: float) -> JobResult:
+    """Wait for a launched job within its time limit (seconds since ``started``, a
+    ``time.monotonic()`` reading), stop it if it overruns, collect its output."""
+    job_dir = cwd / ".job"
     timed_out = False
     try:
         out, _ = popen.communicate(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
@@ -291,7 +290,7 @@ def run_job(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str
         The :class:`JobResult`; use :meth:`JobResult.check` to assert success.
     """
     started = time.monotonic()
-    popen = launch(argv, cwd, time_limit_s, extra_env, plugins)
+    popen = launch(argv, cwd, extra_env, plugins)
     return finish(popen, argv, cwd, time_limit_s, started)
 
 
@@ -373,6 +372,6 @@ def run_nodes(commands: list[list[str]], cwds: list[Path], time_limit_s: float,
     """
     started = time.monotonic()
     node_envs = node_envs or [{} for _ in commands]
-    popens = [launch(argv, cwd, time_limit_s, {**(extra_env or {}), **env}, plugins)
+    popens = [launch(argv, cwd, {**(extra_env or {}), **env}, plugins)
               for argv, cwd, env in zip(commands, cwds, node_envs, strict=True)]
     return [finish(popen, argv, cwd, time_limit_s, started) for popen, argv, cwd in zip(popens, commands, cwds)]

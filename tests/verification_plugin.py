@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from coursekit.runspec import RunSpec, read_spec
-from coursekit.verification import Record, content_hash, load_records, save_records, status
+from coursekit.verification import Record, content_hash, environment_class, load_records, save_records, status
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
@@ -39,7 +39,6 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "verifies(program): the snippet program (relative to snippets/) this test module verifies")
-    config._course_outcomes = {}  # program -> {"passed": n, "failed": n, "nodeid": module}
 
 
 @functools.lru_cache(maxsize=None)
@@ -147,10 +146,11 @@ def pytest_collection_modifyitems(config, items):
             continue
         if _reverify(config):
             continue
-        current = status(program, SNIPPETS, records).current.get(f"{env['device']}-{env['backend']}")
+        env_class = environment_class(env["device"], env["backend"])
+        current = status(program, SNIPPETS, records).current.get(env_class)
         if current is not None and current.nproc_per_node == nproc:
             item.add_marker(pytest.mark.skip(
-                reason=f"already verified: {program} sha256 {current.sha256[:12]} on {env['device']}-{env['backend']} (--reverify runs it again)"))
+                reason=f"already verified: {program} sha256 {current.sha256[:12]} on {env_class} (--reverify runs it again)"))
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
@@ -177,7 +177,6 @@ def pytest_sessionfinish(session, exitstatus):
     if not _OUTCOMES:
         return
     records = {program: dict(envs) for program, envs in load_records(SNIPPETS).items()}  # a copy to change
-    changed = False
     for program, outcome in sorted(_OUTCOMES.items()):
         if outcome["failed"] or not outcome["passed"]:
             continue
@@ -186,9 +185,5 @@ def pytest_sessionfinish(session, exitstatus):
         env = environment(nproc * nnodes)
         digest, files = content_hash(SNIPPETS / program, SNIPPETS)
         record = Record(sha256=digest, files=files, nproc_per_node=nproc, nnodes=nnodes, test=outcome["module"], **env)
-        envs = records.setdefault(program, {})
-        if envs.get(record.environment) != record:
-            envs[record.environment] = record
-            changed = True
-    if changed:
-        save_records(SNIPPETS, records)
+        records.setdefault(program, {})[record.environment] = record
+    save_records(SNIPPETS, records)  # writes only if something changed

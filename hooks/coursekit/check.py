@@ -26,10 +26,15 @@ from .safety import problems as safety_problems
 __all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check", "translation_warnings"]
 
 
+def _language_and_page(project: Project, path: Path) -> tuple[str, Path]:
+    """``i18n/<language>/<page>.po`` -> ``(language, page.po)``, nested pages included."""
+    language, *page = path.relative_to(project.i18n_dir).parts
+    return language, Path(*page)
+
+
 def _expected_msgids(project: Project, path: Path) -> set[str] | None:
-    language_dir = path.parent
-    rel = path.relative_to(language_dir)
-    if rel.stem == "_site" and rel.parent == Path("."):
+    language, rel = _language_and_page(project, path)
+    if path == project.site_catalog_path(language):
         return {m.msgid for m in site_messages(project)}
     page = rel.with_suffix(".md")
     if not (project.docs_dir / page).is_file():
@@ -103,7 +108,7 @@ def check_catalog(project: Project, path: Path) -> list[str]:
         catalog = po.load_cached(path)
     except po.CatalogError as exc:
         return out + [f"{shown}:{exc.line}: {exc.reason}"]
-    language = path.parent.name
+    language = _language_and_page(project, path)[0]
     meta = catalog.metadata
     if not meta:
         return out + [f"{shown}:1: missing header entry (msgid \"\"); restore it with: course update --lang {language}"]

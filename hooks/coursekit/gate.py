@@ -32,7 +32,6 @@ class GateResult:
 
     markdown: str
     problems: list[str] = field(default_factory=list)
-    badges: int = 0
 
 
 def _escape(text: str) -> str:
@@ -53,10 +52,10 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
     except (RunSpecError, FileNotFoundError) as exc:
         text, css, problem = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified", str(exc)
     else:
-        st = status(program, snippets, records, needs_cuda=spec.cuda_gpus > 0)
+        st = status(program, snippets, records)
         cuda = st.current.get("cuda-nccl")
         cpu = st.current.get("cpu-gloo")
-        if st.needs_cuda and cuda is None:
+        if spec.cuda_gpus > 0 and cuda is None:
             text = f"⧗ {ui.text(AWAITING_GPU, count=spec.cuda_gpus)}"
             css, problem = "course-badge--awaiting", None
         elif not st.verified:
@@ -124,7 +123,6 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
             for n, program in enumerate(programs):
                 badge, problem = _badge(program, project, ui, link, records)
                 out.append(("\n" if n else "") + f"{indent}{badge}\n")
-                result.badges += 1
                 if problem:
                     result.problems.append(problem)
             if i + 1 < len(lines) and lines[i + 1].strip():

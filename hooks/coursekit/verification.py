@@ -22,6 +22,7 @@ __all__ = [
     "RECORDS_FILE",
     "Record",
     "content_hash",
+    "environment_class",
     "local_imports",
     "load_records",
     "save_records",
@@ -66,7 +67,12 @@ class Record:
     @property
     def environment(self) -> str:
         """The environment class this record belongs to: ``"cpu-gloo"`` or ``"cuda-nccl"``."""
-        return f"{self.device}-{self.backend}"
+        return environment_class(self.device, self.backend)
+
+
+def environment_class(device: str, backend: str) -> str:
+    """The key records are filed under: ``"cpu-gloo"``, ``"cuda-nccl"``."""
+    return f"{device}-{backend}"
 
 
 def local_imports(program: Path) -> list[Path]:
@@ -180,12 +186,10 @@ class Status:
     Attributes:
         current: records whose hash matches the program as it is now, by environment.
         stale: True when records exist but none matches the current content.
-        needs_cuda: the program declares it needs CUDA GPUs.
     """
 
     current: dict[str, Record]
     stale: bool
-    needs_cuda: bool
 
     @property
     def verified(self) -> bool:
@@ -193,9 +197,9 @@ class Status:
         return bool(self.current)
 
 
-def status(program: str, snippets_dir: Path, records: dict[str, dict[str, Record]], needs_cuda: bool = False) -> Status:
+def status(program: str, snippets_dir: Path, records: dict[str, dict[str, Record]]) -> Status:
     """The verification status of one program (path relative to snippets/)."""
     digest, _ = content_hash(snippets_dir / program, snippets_dir)
     envs = records.get(program, {})
     current = {env: rec for env, rec in envs.items() if rec.sha256 == digest and rec.outcome == "passed"}
-    return Status(current=current, stale=bool(envs) and not current, needs_cuda=needs_cuda)
+    return Status(current=current, stale=bool(envs) and not current)

@@ -87,7 +87,7 @@ def env_jobs(tmp_path_factory, pytestconfig) -> list[JobResult]:
     env = {**job_env(nproc), **LOOPBACK_ENV}
     cwds = [_scratch(ENV_REPORT, tmp_path_factory, f"env_report_{i}").parent for i in range(2)]
     started = time.monotonic()
-    popens = [launch(argv, cwd, ENV_REPORT_SPEC.time_limit_s, env) for cwd in cwds]
+    popens = [launch(argv, cwd, env) for cwd in cwds]
     results = [finish(p, argv, cwd, ENV_REPORT_SPEC.time_limit_s, started) for p, cwd in zip(popens, cwds)]
     for result in results:
         result.world_size = nproc * nnodes
@@ -260,7 +260,7 @@ def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
 
     cwd = _scratch(ELASTIC, tmp_path_factory, "elastic").parent
     started = time.monotonic()
-    popen = launch(argv, cwd, limit, env)
+    popen = launch(argv, cwd, env)
     job_dir = cwd / ".job"
     victim = None
     while popen.poll() is None and time.monotonic() - started < limit:
