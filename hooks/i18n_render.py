@@ -96,7 +96,7 @@ def on_page_markdown(markdown, page, config, files):
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
-        return with_notice(result.markdown, result.percent, url, interface_of(config))
+        return with_notice(result.markdown, result.percent, url, interface_of(config), default)
     return result.markdown
 
 

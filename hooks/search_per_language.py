@@ -18,13 +18,11 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
+from coursekit.build_context import i18n_plugin, language_of
+
 log = logging.getLogger("mkdocs.hooks.search_per_language")
 _CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 _KEYS = ("search.config.lang", "search.config.pipeline", "search.config.separator")
-
-
-def _i18n(config):
-    return config.plugins.get("i18n")
 
 
 def _language_search_config(env, language: str) -> dict:
@@ -38,10 +36,9 @@ def _language_search_config(env, language: str) -> dict:
 @event_priority(-200)
 def on_post_page(output, page, config):
     """Point Material's ``__config.base`` at the language root of a translated page."""
-    plugin = _i18n(config)
-    if plugin is None or plugin.current_language == plugin.default_language:
+    language, default = language_of(config)
+    if language == default:
         return output
-    language = plugin.current_language
 
     def rebase(match: re.Match) -> str:
         data = json.loads(match.group(2))
@@ -55,7 +52,7 @@ def on_post_page(output, page, config):
 @event_priority(-200)  # after mkdocs-static-i18n has written the merged index
 def on_post_build(config):
     """Split the merged index into one index per language (only once, after the last build)."""
-    plugin = _i18n(config)
+    plugin = i18n_plugin(config)
     if plugin is None or plugin.building:
         return
     site = Path(config.site_dir)

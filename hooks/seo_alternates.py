@@ -18,12 +18,10 @@ from urllib.parse import urljoin, urlsplit
 
 from mkdocs.plugins import CombinedEvent, event_priority
 
+from coursekit.build_context import i18n_plugin, language_of
+
 _ALTERNATE = re.compile(r'<link rel="alternate" href="(?P<href>[^"]*)" hreflang="(?P<lang>[\w-]+)">')
 _english_404: dict[str, bytes] = {}
-
-
-def _i18n(config):
-    return config.plugins.get("i18n")
 
 
 @event_priority(-200)
@@ -31,8 +29,7 @@ def on_post_page(output, page, config):
     """Absolute hreflang alternates plus x-default, resolved against the page's canonical URL."""
     if not config.site_url or not page.canonical_url:
         return output
-    plugin = _i18n(config)
-    default = plugin.default_language if plugin else "en"
+    _, default = language_of(config)
     found = {}
 
     def absolute(match: re.Match) -> str:
@@ -69,7 +66,7 @@ def _fix_404(html: str, config, plugin) -> str:
 @event_priority(0)  # before mkdocs-static-i18n builds the next language over this one's 404.html
 def _keep_404(config):
     """Keep the 404 page just rendered for the language being built."""
-    plugin = _i18n(config)
+    plugin = i18n_plugin(config)
     page_404 = Path(config.site_dir) / "404.html"
     if plugin is None or not page_404.is_file():
         return
@@ -84,7 +81,7 @@ def _keep_404(config):
 @event_priority(-200)  # after every language is built
 def _finish(config):
     """Put the English 404 back at the root and copy the site map into every page folder."""
-    plugin = _i18n(config)
+    plugin = i18n_plugin(config)
     if plugin is None or plugin.building:
         return
     site = Path(config.site_dir)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +17,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 
 pytest_plugins = ["verification_plugin"]
+
+MKDOCS = [sys.executable, "-m", "mkdocs"]
+MKDOCS_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # without Material's end-of-life banner
+
+
+def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i18n", "snippets", "hooks")) -> Path:
+    """Copy the parts of the project a scratch build or command needs; returns ``into``."""
+    for item in items:
+        src = ROOT / item
+        if src.is_dir():
+            shutil.copytree(src, into / item, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(src, into / item)
+    return into
 
 
 def copy_snippet(program: Path, into: Path) -> Path:

@@ -12,7 +12,7 @@ from .filecache import StatCache
 from .interface import Interface, interface_for
 from .project import Project
 
-__all__ = ["interface_of", "language_of", "project_of"]
+__all__ = ["i18n_plugin", "interface_of", "language_of", "project_of"]
 
 
 _project = StatCache(Project.load)
@@ -24,10 +24,15 @@ def project_of(config) -> Project:
     return _project(Path(config.config_file_path))
 
 
+def i18n_plugin(config):
+    """The mkdocs-static-i18n plugin instance of the build, or ``None`` without it."""
+    return config.plugins.get("i18n")
+
+
 def language_of(config) -> tuple[str, str]:
     """``(language being built, default language)`` as mkdocs-static-i18n reports them;
     ``("en", "en")`` without the plugin."""
-    plugin = config.plugins.get("i18n")
+    plugin = i18n_plugin(config)
     if plugin is None:
         return "en", "en"
     return plugin.current_language or plugin.default_language, plugin.default_language

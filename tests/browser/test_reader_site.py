@@ -13,7 +13,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from conftest import ROOT, snippet_section
+from conftest import MKDOCS, MKDOCS_ENV, ROOT, snippet_section
 from coursekit.project import Project
 
 pytestmark = pytest.mark.browser
@@ -65,8 +64,8 @@ def server(tmp_path_factory):
         port = s.getsockname()[1]
     root = tmp_path_factory.mktemp("served")
     site_url = f"http://127.0.0.1:{port}{SUB_PATH}"
-    env = {**os.environ, "SITE_URL": site_url, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(root / "course")],
+    env = {**MKDOCS_ENV, "SITE_URL": site_url}
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(root / "course")],
                           cwd=ROOT, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(root)))

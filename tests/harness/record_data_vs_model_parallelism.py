@@ -19,23 +19,15 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 import torch.distributed.tensor.parallel as tensor_parallel
-from torch.distributed.tensor import DTensor
 from torch.nn.modules.loss import _Loss
 from torch.nn.modules.module import register_module_forward_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from sitecustomize import RECORD
+from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
 EXTRA.update(all_reduce=[], p2p=[], losses=[], steps=[], tp=None)
-
-
-def _plain(t: torch.Tensor) -> torch.Tensor:
-    """A detached CPU copy; for a DTensor, of this rank's local shard."""
-    t = t.detach()
-    if isinstance(t, DTensor):
-        t = t.to_local()
-    return t.cpu().clone()
 
 
 _all_reduce, _send, _recv = dist.all_reduce, dist.send, dist.recv

@@ -37,18 +37,11 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from sitecustomize import RECORD
+from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
 EXTRA.update(convert=[], ddp=None, by_hand=[], zero=None, sharded_steps=[],
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
-
-
-def _plain(t: torch.Tensor) -> torch.Tensor:
-    """A detached CPU copy; for a DTensor, of this rank's local shard."""
-    t = t.detach()
-    if isinstance(t, DTensor):
-        t = t.to_local()
-    return t.cpu().clone()
 
 
 def _local_shape(t: torch.Tensor) -> tuple[int, ...]:

@@ -4,36 +4,29 @@ Each test builds a scratch copy of the project with one planted change.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT
+from conftest import MKDOCS, MKDOCS_ENV, copy_project
 
 pytestmark = pytest.mark.site
 
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 LANGUAGES = ("en", "ru", "ja", "tr", "sv")
 
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    for item in ("mkdocs.yml", "docs", "i18n", "snippets", "hooks"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {}))
-    return tmp_path
+    return copy_project(tmp_path)
 
 
 def build(project: Path, strict: bool) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict" if strict else "--no-strict"],
-                          cwd=project, capture_output=True, text=True, env=ENV)
+    return subprocess.run([*MKDOCS, "build", "--strict" if strict else "--no-strict"],
+                          cwd=project, capture_output=True, text=True, env=MKDOCS_ENV)
 
 
 def html(project: Path, language: str, page: str) -> BeautifulSoup:

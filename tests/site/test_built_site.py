@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
@@ -13,7 +11,7 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, snippet_section
+from conftest import MKDOCS, MKDOCS_ENV, ROOT, copy_project, snippet_section
 from coursekit.project import Project
 from coursekit.segment import segment
 
@@ -24,8 +22,6 @@ LANGUAGES = (PROJECT.default_language, *PROJECT.languages)
 PAGES = [p.with_suffix("").as_posix() for p in PROJECT.pages()]
 # Pages that show code from snippets/: the lessons.
 LESSONS = [p for p in PAGES if "--8<--" in (PROJECT.docs_dir / f"{p}.md").read_text(encoding="utf-8")]
-MKDOCS = [sys.executable, "-m", "mkdocs"]
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's end-of-life banner
 
 
 def page_path(site: Path, language: str, page: str) -> Path:
@@ -41,7 +37,7 @@ def soup_of(site: Path, language: str, page: str) -> BeautifulSoup:
 def site(tmp_path_factory) -> Path:
     """The site, built once with ``mkdocs build --strict`` from the working tree."""
     out = tmp_path_factory.mktemp("site") / "site"
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=ENV)
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING -" not in proc.stderr, proc.stderr
     return out
@@ -146,9 +142,7 @@ def test_fully_translated_pages_contain_no_english_paragraph(site, language):
 
 
 def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
-    for item in ("mkdocs.yml", "docs", "i18n", "snippets", "hooks"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
+    copy_project(tmp_path)
     language = PROJECT.languages[0]
     catalog_file = tmp_path / "i18n" / language / "ddp-basics.po"
     catalog = polib.pofile(str(catalog_file))
@@ -156,7 +150,7 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     entry.msgstr = ""
     catalog.save(str(catalog_file))
     (tmp_path / "i18n" / language / "index.po").unlink()
-    proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
+    proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 0, proc.stderr
     assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages are untranslated or fuzzy in '{language}'", proc.stderr), proc.stderr
     assert re.search(rf"WARNING .*index\.md: no '{language}' catalog", proc.stderr), proc.stderr
@@ -173,7 +167,7 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     assert paragraphs
     for paragraph in paragraphs:
         assert paragraph.select_one('span[lang="en"]'), paragraph
-    strict = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=ENV)
+    strict = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=MKDOCS_ENV)
     assert strict.returncode != 0
 
 
@@ -263,7 +257,7 @@ def test_the_shared_template_cache_changes_no_byte_of_the_site(site, tmp_path):
     try:
         out = tmp_path / "site"
         proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(plain), "--site-dir", str(out)],
-                              cwd=ROOT, capture_output=True, text=True, env=ENV)
+                              cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
     finally:
         plain.unlink()
     assert proc.returncode == 0, proc.stderr

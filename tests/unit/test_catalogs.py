@@ -10,7 +10,7 @@ from pathlib import Path
 import polib
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, copy_project
 from coursekit import cli
 from coursekit.check import format_problems
 from coursekit.extract import update
@@ -22,10 +22,7 @@ DATA = Path(__file__).parent / "catalogs"
 @pytest.fixture
 def project(tmp_path) -> Project:
     """A copy of the course's pages, config and catalogs to change freely."""
-    for item in ("mkdocs.yml", "docs", "i18n"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
-    return Project.load(tmp_path / "mkdocs.yml")
+    return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n")) / "mkdocs.yml")
 
 
 def _entries(path: Path) -> dict[str, str]:
