@@ -24,21 +24,18 @@ from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 
 log = logging.getLogger("mkdocs.hooks.i18n_render")
 
-_english: dict[str, str] = {}  # mkdocs.yml's English site strings, kept across language builds
-
-
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config
 def on_config(config):
     """Translate site name and description for the language being built."""
     language, default = language_of(config)
-    for key in SITE_CONFIG_KEYS:
-        _english.setdefault(key, config.get(key) or "")
+    project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
     table = {}
     if language != default:
-        table = po.translations(po.load_cached(project_of(config).site_catalog_path(language)))
+        table = po.translations(po.load_cached(project.site_catalog_path(language)))
     for key in SITE_CONFIG_KEYS:
-        if _english[key]:
-            config[key] = table.get(_english[key], _english[key])
+        english = project.config.get(key)
+        if english:
+            config[key] = table.get(english, english)
     ui = interface_of(config)
     config.extra["course_ui"] = {  # for templates: docs/overrides/404.html
         "not_found_title": ui.text(NOT_FOUND_TITLE),

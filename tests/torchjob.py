@@ -70,6 +70,12 @@ class JobResult:
     job_dir: Path | None = None
     world_size: int | None = None
 
+    def stdout(self, local_rank: int, attempt: int = 0) -> str:
+        """What one worker printed in one attempt (torchrun's per-rank log)."""
+        logs = [r for r in self.ranks if r.local_rank == local_rank and r.attempt == attempt]
+        assert len(logs) == 1, f"no log of local rank {local_rank}, attempt {attempt}\n{self.report()}"
+        return logs[0].stdout
+
     def report(self) -> str:
         """A failure report: the first failing rank's traceback first, then every rank's tail."""
         head = f"$ {' '.join(self.argv)}\n"

@@ -109,7 +109,7 @@ def bench_render(project: Path, repeat: int) -> dict:
         source = (proj.docs_dir / page).read_text(encoding="utf-8")
         for language in proj.languages:
             path = proj.catalog_path(language, page)
-            jobs.append((source, po.translations(po.load(path)) if path.is_file() else {}))
+            jobs.append((source, po.translations(po.load_cached(path))))
     samples = []
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()

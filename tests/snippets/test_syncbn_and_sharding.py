@@ -31,11 +31,6 @@ def _run(program: Path, tmp_path_factory, pytestconfig, extra_env: dict[str, str
     return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,), extra_env=extra_env)
 
 
-def _stdout(job: JobResult, rank: int) -> str:
-    """What global rank ``rank`` printed (single-node jobs: global rank = local rank)."""
-    return next(r.stdout for r in job.ranks if r.local_rank == rank)
-
-
 def _global_batches(job: JobResult, dataset, batch_size: int, epoch: int):
     """The global batches of one epoch: step by step, every rank's batch in rank order."""
     shares = [dict(job.records[r]["sampler_epochs"])[epoch] for r in range(job.world_size)]
@@ -110,7 +105,7 @@ class TestConvertSyncBatchNorm:
                     assert call["after"][name] == module, f"{name} changed although it is no BatchNorm"
 
     def test_the_printed_model_shows_syncbatchnorm_only(self, convert_job):
-        out = _stdout(convert_job, 0)
+        out = convert_job.stdout(0)
         n_bn = sum(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in convert.Net().modules())
         assert out.count("SyncBatchNorm(") == n_bn
         assert not re.search(r"\bBatchNorm[123]d\(", out)
@@ -139,7 +134,7 @@ class TestSyncBatchNormTraining:
             assert ddp["types"].keys() == plain.keys()
             for name, kind in plain.items():
                 assert ddp["types"][name] == ("SyncBatchNorm" if kind in BATCHNORMS else kind), name
-        assert "epoch 1: loss" in _stdout(train_job, 0)
+        assert "epoch 1: loss" in train_job.stdout(0)
 
     def test_running_statistics_equal_plain_batchnorm_over_the_global_batch(self, train_job):
         x, _ = next(_global_batches(train_job, train.make_dataset(), train.BATCH_SIZE, epoch=0))
@@ -225,8 +220,8 @@ class TestSyncBatchNormByHand:
         values = x.numel() // by_hand.CHANNELS
         for rank, call in enumerate(calls):
             printed = re.search(r"local (\d+), global (\d+); mean of channel 0: local (-?[\d.]+), global (-?[\d.]+)",
-                                _stdout(by_hand_job, rank))
-            assert printed, _stdout(by_hand_job, rank)
+                                by_hand_job.stdout(rank))
+            assert printed, by_hand_job.stdout(rank)
             assert int(printed[1]) == call["input"].numel() // by_hand.CHANNELS
             assert int(printed[2]) == values
             assert float(printed[3]) == pytest.approx(call["input"][:, 0].mean().item(), abs=1e-3)
@@ -278,7 +273,7 @@ class TestFullyShard:
             params = fsdp_job.records[rank]["extra"]["sharded_steps"][-1]
             local = sum(torch.Size(p["local_shape"]).numel() * p["element_size"] for p in params)
             total = sum(torch.Size(p["shape"]).numel() * p["element_size"] for p in params)
-            printed = re.search(r"rank (\d+) holds ([\d,]+) of ([\d,]+) parameter bytes", _stdout(fsdp_job, rank))
+            printed = re.search(r"rank (\d+) holds ([\d,]+) of ([\d,]+) parameter bytes", fsdp_job.stdout(rank))
             assert printed and int(printed[1]) == rank
             assert (int(printed[2].replace(",", "")), int(printed[3].replace(",", ""))) == (local, total)
             # off from an even split by at most one row of each parameter
@@ -337,7 +332,7 @@ class TestZeroRedundancyOptimizer:
         for rank in range(zero_job.world_size):
             params = zero_job.records[rank]["extra"]["zero"]["params"]
             printed = re.search(r"rank (\d+) keeps Adam state for (\d+) of (\d+) parameter tensors, ([\d,]+) of ([\d,]+) values",
-                                _stdout(zero_job, rank))
+                                zero_job.stdout(rank))
             assert printed and int(printed[1]) == rank
             assert (int(printed[2]), int(printed[3])) == (len(params), len(shapes))
             assert int(printed[4].replace(",", "")) == sum(shapes[n] for n in params)

@@ -47,13 +47,6 @@ def _assert_ran(result: JobResult) -> None:
     assert not result.leftovers, f"processes left running: {result.leftovers}\n{result.report()}"
 
 
-def _stdout(result: JobResult, local_rank: int, attempt: int = 0) -> str:
-    """What one worker printed in one attempt (torchrun's per-rank log)."""
-    logs = [r for r in result.ranks if r.local_rank == local_rank and r.attempt == attempt]
-    assert len(logs) == 1, f"no log of local rank {local_rank}, attempt {attempt}\n{result.report()}"
-    return logs[0].stdout
-
-
 # ---------------------------------------------------------------------------------------
 # env_report.py: what torchrun gives every worker
 
@@ -287,7 +280,7 @@ def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
 @pytest.mark.verifies("torchrun_launching/elastic_train.py")
 class TestElasticRestart:
     def test_the_kill_landed_in_the_middle_of_training(self, elastic_runs):
-        saved = _saved_epochs(_stdout(elastic_runs["interrupted"], 0, attempt=0))
+        saved = _saved_epochs(elastic_runs["interrupted"].stdout(0, attempt=0))
         assert saved and saved[-1] >= KILL_AFTER_EPOCH
         assert saved[-1] < elastic.EPOCHS - 1, "the first attempt finished before the kill: nothing was interrupted"
 
@@ -304,16 +297,16 @@ class TestElasticRestart:
         assert pids_alive(list(first.values()) + list(second.values())) == []
         for rank in range(n):
             assert job.records[rank]["restart"] == 1  # TORCHELASTIC_RESTART_COUNT in the new workers
-        start = _START_LINE.search(_stdout(job, 0, attempt=1))
+        start = _START_LINE.search(job.stdout(0, attempt=1))
         assert start and start["restart"] == "1"
 
     def test_training_resumed_from_the_last_checkpoint(self, elastic_runs):
         job = elastic_runs["interrupted"]
-        before = _saved_epochs(_stdout(job, 0, attempt=0))
-        after = _saved_epochs(_stdout(job, 0, attempt=1))
+        before = _saved_epochs(job.stdout(0, attempt=0))
+        after = _saved_epochs(job.stdout(0, attempt=1))
         last = before[-1]
         assert before == list(range(last + 1))
-        start = _START_LINE.search(_stdout(job, 0, attempt=1))
+        start = _START_LINE.search(job.stdout(0, attempt=1))
         assert int(start["epoch"]) == last + 1
         # no epoch lost, none repeated past the checkpoint: on every rank, the restarted
         # workers iterated exactly the epochs after it, once each
@@ -325,8 +318,8 @@ class TestElasticRestart:
     def test_the_resumed_run_follows_the_uninterrupted_one(self, elastic_runs):
         job, reference = elastic_runs["interrupted"], elastic_runs["reference"]
         losses = lambda stdout: [(m["epoch"], m["loss"]) for m in _EPOCH_LINE.finditer(stdout)]
-        resumed = losses(_stdout(job, 0, attempt=0)) + losses(_stdout(job, 0, attempt=1))
-        assert resumed == losses(_stdout(reference, 0))
+        resumed = losses(job.stdout(0, attempt=0)) + losses(job.stdout(0, attempt=1))
+        assert resumed == losses(reference.stdout(0))
         assert len(resumed) == elastic.EPOCHS
 
     def test_final_parameters_equal_an_uninterrupted_run(self, elastic_runs):
