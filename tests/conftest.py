@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -17,10 +15,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 
 pytest_plugins = ["verification_plugin"]
-
-MKDOCS = [sys.executable, "-m", "mkdocs"]
-MKDOCS_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # without Material's end-of-life banner
-
 
 def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i18n", "snippets", "hooks")) -> Path:
     """Copy the parts of the project a scratch build or command needs; returns ``into``."""

@@ -345,16 +345,6 @@ def expand_vars(argv: list[str] | tuple[str, ...], values: dict[str, str]) -> li
     return [_SHELL_VAR.sub(one, arg) for arg in argv]
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free on ``host`` a moment ago, picked by the operating system
-    (another process may still take it before the job binds it)."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
 def run_nodes(commands: list[list[str]], cwds: list[Path], time_limit_s: float,
               extra_env: dict[str, str] | None = None, plugins: tuple[str, ...] = (),
               node_envs: list[dict[str, str]] | None = None) -> list[JobResult]:

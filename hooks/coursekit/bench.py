@@ -25,7 +25,6 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import catalog as po
+from .net import free_port
 from .project import Project
 from .render import render
 
@@ -119,12 +119,6 @@ def bench_render(project: Path, repeat: int) -> dict:
     return {"pages": len(jobs), "per_page_s": _stat(samples)}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True) -> float:
     """Poll a URL until it answers and contains ``marker`` (or, with ``present=False``,
     no longer contains it); return when that happened."""
@@ -142,7 +136,7 @@ def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True
 
 
 def _serve(project: Path) -> tuple[subprocess.Popen, int]:
-    port = _free_port()
+    port = free_port()
     env = {**ENV, "SITE_URL": f"http://127.0.0.1:{port}/"}
     cmd = [PYTHON, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"]
     server = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -13,48 +13,24 @@ score of each category per page over ``--runs`` runs.
 from __future__ import annotations
 
 import argparse
-import functools
-import gzip
-import http.server
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))  # run as a script: site_server sits in tests/
+
+from coursekit.project import Project  # noqa: E402
+from site_server import serve_built_site  # noqa: E402
+
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --disable-sync --no-first-run")
-COMPRESSIBLE = (".html", ".css", ".js", ".json", ".xml", ".svg")
-
-
-class GzipHandler(http.server.SimpleHTTPRequestHandler):
-    """Static files, gzip-compressed when the client accepts it."""
-
-    def log_message(self, *args):
-        pass
-
-    def send_head(self):
-        path = Path(self.translate_path(self.path))
-        if path.is_dir():
-            path = path / "index.html"
-        if "gzip" not in self.headers.get("Accept-Encoding", "") or path.suffix not in COMPRESSIBLE or not path.is_file():
-            return super().send_head()
-        body = gzip.compress(path.read_bytes())
-        self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(str(path)))
-        self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        import io
-
-        return io.BytesIO(body)
 
 
 def _lighthouse() -> list[str]:
@@ -73,18 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=Path("lighthouse.json"), help="where to write all scores")
     args = parser.parse_args(argv)
     lighthouse = _lighthouse()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    base = f"http://127.0.0.1:{port}/"
-    with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp:
-        site = Path(tmp) / "site"
-        env = {**os.environ, "SITE_URL": base, "NO_MKDOCS_2_WARNING": "1"}
-        subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT, env=env, check=True)
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(GzipHandler, directory=str(site)))
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
+            serve_built_site(Path(tmp) / "site", "/", gzip=True) as base:
         pages = []
-        for lang in ("", "ru/", "ja/", "tr/", "sv/"):
+        project = Project.load(ROOT / "mkdocs.yml")
+        for lang in ("", *(f"{code}/" for code in project.languages)):
             pages += [f"{base}{lang}", f"{base}{lang}ddp-basics/"]
         results = {}
         for url in pages:
@@ -97,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
                 report = json.loads(out.read_text(encoding="utf-8"))
                 runs.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES})
             results[url.removeprefix(base) or "/"] = {c: statistics.median(r[c] for r in runs) for c in CATEGORIES} | {"runs": runs}
-        httpd.shutdown()
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"{'page':<18}" + "".join(f"{c:>16}" for c in CATEGORIES))
     for page, scores in results.items():

@@ -6,21 +6,17 @@ Facts about running Chromium here: ``shared/BROWSER-FACTS.md``.
 """
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import re
 import shutil
-import socket
-import subprocess
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
-from conftest import MKDOCS, MKDOCS_ENV, ROOT, snippet_section
+from conftest import ROOT, snippet_section
+from site_server import serve_built_site
 from coursekit.project import Project
 
 pytestmark = pytest.mark.browser
@@ -50,30 +46,12 @@ def _require_chromium() -> None:
     pytest.skip("Requires: [Debian chromium] (apt-get install chromium)")
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The site built for http://127.0.0.1:PORT/course/ and served from there."""
     _require_chromium()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    root = tmp_path_factory.mktemp("served")
-    site_url = f"http://127.0.0.1:{port}{SUB_PATH}"
-    env = {**MKDOCS_ENV, "SITE_URL": site_url}
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(root / "course")],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(_QuietHandler, directory=str(root)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield site_url
-    httpd.shutdown()
-    httpd.server_close()
+    with serve_built_site(tmp_path_factory.mktemp("served"), SUB_PATH) as site_url:
+        yield site_url
 
 
 @pytest.fixture(scope="module")

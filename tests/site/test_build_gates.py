@@ -12,7 +12,8 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MKDOCS, MKDOCS_ENV, copy_project
+from conftest import copy_project
+from site_server import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
 

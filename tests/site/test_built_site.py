@@ -11,7 +11,8 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import MKDOCS, MKDOCS_ENV, ROOT, copy_project, snippet_section
+from conftest import ROOT, copy_project, snippet_section
+from site_server import MKDOCS, MKDOCS_ENV
 from coursekit.project import Project
 from coursekit.segment import segment
 

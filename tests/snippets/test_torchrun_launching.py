@@ -25,7 +25,8 @@ import torch
 
 from conftest import SNIPPETS, copy_snippet, import_program
 from coursekit.runspec import read_spec
-from torchjob import JobResult, expand_vars, finish, free_port, launch, pids_alive, run_job, run_nodes, worker_pids
+from coursekit.net import free_port
+from torchjob import JobResult, expand_vars, finish, launch, pids_alive, run_job, run_nodes, worker_pids
 from verification_plugin import effective_command, job_env, torchrun_shape
 
 FOLDER = SNIPPETS / "torchrun_launching"
