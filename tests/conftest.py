@@ -60,9 +60,9 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
         The :class:`torchjob.JobResult`, with ``world_size`` set, after
         :meth:`~torchjob.JobResult.check` passed and within the program's time limit.
     """
-    from coursekit.runspec import read_spec
+    from coursekit.runspec import read_spec, torchrun_shape
     from torchjob import run_job
-    from verification_plugin import effective_command, job_env, torchrun_shape
+    from verification_plugin import effective_command, job_env
 
     spec = read_spec(program)
     argv = effective_command(spec, config)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.runspec import RunSpec, read_spec
+from coursekit.runspec import RunSpec, read_spec, torchrun_shape
 from coursekit.verification import Record, content_hash, environment_class, load_records, save_records, status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,21 +101,6 @@ def _reverify(config) -> bool:
 def _program_of(item) -> str | None:
     marker = item.get_closest_marker("verifies")
     return marker.args[0] if marker else None
-
-
-def torchrun_shape(argv: list[str] | tuple[str, ...]) -> tuple[int, int]:
-    """``(processes per node, nodes)`` of a torchrun command, parsed by torchrun's own
-    argument parser (``torch.distributed.run.get_args_parser``); nodes is the minimum
-    of an elastic ``--nnodes=MIN:MAX`` range.
-
-    Raises:
-        ValueError: ``--nproc-per-node`` is ``gpu``/``auto`` (a count the test cannot assume).
-    """
-    from torch.distributed.run import get_args_parser, parse_min_max_nnodes
-
-    args = get_args_parser().parse_args(list(argv[1:]))
-    min_nodes, _ = parse_min_max_nnodes(args.nnodes)
-    return int(args.nproc_per_node), min_nodes
 
 
 def _shape(spec: RunSpec, config) -> tuple[int, int]:

@@ -38,6 +38,7 @@ from . import catalog as po
 from .net import free_port
 from .project import Project
 from .render import render
+from .runspec import read_spec, torchrun_shape
 
 __all__ = ["run_bench"]
 
@@ -221,7 +222,6 @@ def bench_scale(root: Path, factors: tuple[int, ...]) -> dict:
 
 def _snippet_jobs(root: Path) -> list[int]:
     """Processes per job of every launch command of every snippet program."""
-    from .runspec import read_spec
 
     counts = []
     for program in sorted((root / "snippets").rglob("*.py")):
@@ -232,8 +232,7 @@ def _snippet_jobs(root: Path) -> list[int]:
         if spec.cuda_gpus:
             continue
         for command in spec.commands:
-            nproc = next((a.split("=", 1)[1] for a in command if a.startswith("--nproc-per-node=")), "1")
-            counts.append(int(nproc))
+            counts.append(torchrun_shape(command)[0])
     return counts
 
 

@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RunSpec", "RunSpecError", "read_spec"]
+__all__ = ["RunSpec", "RunSpecError", "read_spec", "torchrun_shape"]
 
 _SECTION = re.compile(r"^[ \t]*-{1,}8<-{1,}[ ]+\[start:launch\][ \t]*\n(?P<body>.*?)^[ \t]*-{1,}8<-{1,}[ ]+\[end:launch\]", re.M | re.S)
 _LIMIT = re.compile(r"^[ \t]*time-limit:[ \t]*(?P<seconds>\d+(?:\.\d+)?)[ \t]*s[ \t]*$", re.M)
@@ -65,3 +65,18 @@ def read_spec(program: Path) -> RunSpec:
     cuda = _CUDA.search(text)
     gpus = int(cuda.group("gpus") or 1) if cuda else 0
     return RunSpec(Path(program), commands, float(limit.group("seconds")), gpus)
+
+
+def torchrun_shape(argv: list[str] | tuple[str, ...]) -> tuple[int, int]:
+    """``(processes per node, nodes)`` of a torchrun command, parsed by torchrun's own
+    argument parser (``torch.distributed.run.get_args_parser``); nodes is the minimum
+    of an elastic ``--nnodes=MIN:MAX`` range.
+
+    Raises:
+        ValueError: ``--nproc-per-node`` is ``gpu``/``auto`` (a count the test cannot assume).
+    """
+    from torch.distributed.run import get_args_parser, parse_min_max_nnodes
+
+    args = get_args_parser().parse_args(list(argv[1:]))
+    min_nodes, _ = parse_min_max_nnodes(args.nnodes)
+    return int(args.nproc_per_node), min_nodes

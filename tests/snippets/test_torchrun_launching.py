@@ -27,7 +27,8 @@ from conftest import SNIPPETS, copy_snippet, import_program
 from coursekit.runspec import read_spec
 from coursekit.net import free_port
 from torchjob import JobResult, expand_vars, finish, launch, pids_alive, run_job, run_nodes, worker_pids
-from verification_plugin import effective_command, job_env, torchrun_shape
+from coursekit.runspec import torchrun_shape
+from verification_plugin import effective_command, job_env
 
 FOLDER = SNIPPETS / "torchrun_launching"
 # Keep every connection on the loopback interface, whatever this machine's hostname
