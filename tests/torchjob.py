@@ -108,6 +108,15 @@ class JobResult:
                     return r
         return min(failing, key=lambda r: r.mtime)
 
+    def check_exit(self) -> None:
+        """Assert the launcher exited 0 within its limit and left no process running.
+
+        Raises:
+            AssertionError: with :meth:`report` as the message.
+        """
+        assert not self.timed_out and self.returncode == 0, self.report()
+        assert not self.leftovers, f"processes left running: {self.leftovers}\n{self.report()}"
+
     def check(self, world_size: int) -> None:
         """Assert the job succeeded and did its work on every rank.
 
@@ -118,8 +127,7 @@ class JobResult:
         Raises:
             AssertionError: with :meth:`report` as the message.
         """
-        assert not self.timed_out and self.returncode == 0, self.report()
-        assert not self.leftovers, f"processes left running: {self.leftovers}\n{self.report()}"
+        self.check_exit()
         missing = [r for r in range(world_size) if r not in self.records]
         assert not missing, f"no record from rank(s) {missing}: the program did not run its work there\n{self.report()}"
         for rank, rec in self.records.items():

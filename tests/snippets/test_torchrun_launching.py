@@ -43,12 +43,6 @@ def _scratch(program: Path, tmp_path_factory, name: str) -> Path:
     return copy_snippet(program, tmp_path_factory.mktemp(name))
 
 
-def _assert_ran(result: JobResult) -> None:
-    """The agent exited 0 within its limit and left nothing running."""
-    assert not result.timed_out and result.returncode == 0, result.report()
-    assert not result.leftovers, f"processes left running: {result.leftovers}\n{result.report()}"
-
-
 # ---------------------------------------------------------------------------------------
 # env_report.py: what torchrun gives every worker
 
@@ -176,7 +170,7 @@ def nodes(tmp_path_factory, pytestconfig) -> list[JobResult]:
     results = run_nodes([argv] * nnodes, cwds, MULTINODE_SPEC.time_limit_s, env, node_envs=_node_envs(nproc, nnodes))
     for result in results:
         result.world_size = nproc * nnodes
-        _assert_ran(result)
+        result.check_exit()
     return results
 
 
