@@ -16,6 +16,7 @@ Modules, one job each:
 * :mod:`coursekit.verification`  -- content-bound verification records;
 * :mod:`coursekit.gate`          -- badges under code blocks and the publish gate;
 * :mod:`coursekit.project`       -- where pages, catalogs and languages are (mkdocs.yml);
+* :mod:`coursekit.markdown_engine` -- the site's Python-Markdown with its mkdocs.yml extensions;
 * :mod:`coursekit.build_context` -- the project and language an MkDocs build is on;
 * :mod:`coursekit.bench`         -- ``course bench``: build and verification costs;
 * :mod:`coursekit.cli`           -- the ``course`` command translators and maintainers run.

@@ -1,0 +1,106 @@
+"""The site's own Markdown engine: Python-Markdown with the extensions mkdocs.yml configures.
+
+Whether a line is a block, a title, code or prose, and what a translation renders to, is
+decided by the engine MkDocs renders pages with, not by CommonMark. MkDocs 1.6 builds it
+per page as ``markdown.Markdown(extensions=config['markdown_extensions'],
+extension_configs=config['mdx_configs'])`` (``mkdocs/structure/pages.py``,
+``Page.render``), where ``markdown_extensions`` always starts with the built-ins
+``toc``, ``tables`` and ``fenced_code`` (``mkdocs/config/defaults.py``). This module
+builds the same engine, from a loaded MkDocs config (inside a build) or from a
+``mkdocs.yml`` (the ``course`` command, tests), so the segmenter and the safety check
+share one definition of "the site's Markdown".
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import markdown
+
+from .filecache import StatCache
+
+__all__ = ["MarkdownEngine", "engine_for", "engine_of"]
+
+
+@dataclass(frozen=True)
+class MarkdownEngine:
+    """The Markdown extensions of one site and their options.
+
+    Attributes:
+        extensions: extension names in the order MkDocs loads them (built-ins first),
+            e.g. ``("toc", "tables", "fenced_code", "attr_list", "pymdownx.snippets")``.
+        configs: options per extension name (MkDocs's ``mdx_configs``); values may be
+            MkDocs path placeholders (``!relative $config_dir/snippets``), which are
+            ``os.PathLike`` and resolve when used.
+    """
+
+    extensions: tuple[str, ...]
+    configs: Mapping[str, Mapping] = field(default_factory=dict)
+
+    def has(self, name: str) -> bool:
+        """True when the site enables the extension ``name`` (``"pymdownx.details"``)."""
+        return name in self.extensions
+
+    def markdown(self, without: Iterable[str] = ()) -> markdown.Markdown:
+        """A new Python-Markdown instance with the site's extensions.
+
+        Args:
+            without: extension names to leave out (for example ``"pymdownx.snippets"``,
+                so that rendering a string never reads a file).
+
+        Returns:
+            A ``markdown.Markdown``; call ``reset()`` between documents.
+        """
+        skip = set(without)
+        names = [n for n in self.extensions if n not in skip]
+        return markdown.Markdown(extensions=names,
+                                 extension_configs={n: dict(self.configs[n]) for n in names if n in self.configs})
+
+    def convert(self, text: str, without: Iterable[str] = ()) -> str:
+        """Render Markdown to HTML (str) with the site's extensions, reusing one
+        instance per ``without`` set (Python-Markdown instances are reusable after
+        ``reset()``; building one costs about a millisecond per extension)."""
+        key = frozenset(without)
+        md = _instances.get((self, key))
+        if md is None:
+            md = _instances[(self, key)] = self.markdown(key)
+        md.reset()
+        return md.convert(text)
+
+    def __hash__(self) -> int:
+        return hash(self.extensions)
+
+
+_instances: dict[tuple[MarkdownEngine, frozenset], markdown.Markdown] = {}
+
+
+def engine_of(config) -> MarkdownEngine:
+    """The engine of a loaded MkDocs config (inside a build: the ``config`` a hook gets).
+
+    Args:
+        config: a ``mkdocs.config.defaults.MkDocsConfig`` or a mapping with
+            ``markdown_extensions`` (list of names) and ``mdx_configs`` (dict).
+    """
+    return MarkdownEngine(tuple(config["markdown_extensions"]), dict(config["mdx_configs"] or {}))
+
+
+def _load(config_file: Path) -> MarkdownEngine:
+    from mkdocs.config import load_config  # validates mkdocs.yml the way `mkdocs build` does
+
+    return engine_of(load_config(str(config_file)))
+
+
+_loaded = StatCache(_load)
+
+
+def engine_for(config_file: Path | str) -> MarkdownEngine:
+    """The engine a site's ``mkdocs.yml`` configures, read the way ``mkdocs build`` reads
+    it (``mkdocs.config.load_config``: ``!ENV`` and ``!relative`` tags, built-in
+    extensions added), cached until the file changes.
+
+    Raises:
+        mkdocs.exceptions.ConfigurationError: the file is not a valid MkDocs config.
+        FileNotFoundError: there is no such file.
+    """
+    return _loaded(Path(config_file).resolve())
