@@ -4,7 +4,9 @@ Modules, one job each:
 
 * :mod:`coursekit.segment`       -- cut an English page into messages with source spans;
 * :mod:`coursekit.render`        -- splice a catalog's translations back into a page;
-* :mod:`coursekit.safety`        -- reject translations that change or add markup;
+* :mod:`coursekit.safety`        -- accept a translation only if it renders to its msgid's structure;
+* :mod:`coursekit.skeleton`      -- the element skeleton of rendered HTML, text left out;
+* :mod:`coursekit.fuzz`          -- fuzzing the safety check against the site's engine (tests, bench);
 * :mod:`coursekit.catalog`       -- read, write and merge gettext catalogs (polib);
 * :mod:`coursekit.extract`       -- extract messages and update every catalog;
 * :mod:`coursekit.check`         -- validate catalogs (``course check``);

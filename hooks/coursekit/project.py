@@ -35,6 +35,7 @@ class Project:
         default_language: the source language (the i18n plugin's default, ``en``).
         languages: the translation languages, in mkdocs.yml order, without the default.
         config: the parsed mkdocs.yml mapping.
+        config_file: the mkdocs.yml it was read from.
     """
 
     root: Path
@@ -43,6 +44,7 @@ class Project:
     default_language: str
     languages: tuple[str, ...]
     config: dict
+    config_file: Path | None = None
 
     @classmethod
     def load(cls, config_file: Path | str = "mkdocs.yml") -> "Project":
@@ -79,6 +81,7 @@ class Project:
             default_language=default,
             languages=others,
             config=config,
+            config_file=path,
         )
 
     def pages(self) -> list[Path]:
