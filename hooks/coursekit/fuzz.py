@@ -25,8 +25,10 @@ examples, not thousands; ``tests/site`` builds the site for each hostile input o
 issue 13 instead. To spend each page rendering (0.1 to 0.3 s for a lesson) on many
 translations, an example mutates up to :data:`MAX_MESSAGES` messages of one page at
 once, which also tries translations against each other (the cells of one table row).
-The other hooks that read a translated page (badges, quick checks, the notice) scan its
-lines; the check refuses every line they would read as syntax.
+Besides the skeleton, the page must have the English page's include lines (as
+pymdownx.snippets reads them): a file's text spliced into a paragraph is "text aside" to
+a skeleton. The other hooks that read a translated page (badges, quick checks, the
+notice) scan its lines; the check refuses every line they would read as syntax.
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from pymdownx.snippets import SnippetPreprocessor
 
 from . import catalog as po
 from .check import project_check
@@ -164,6 +167,7 @@ _CONTROL = ("\r", "\r\n", "\x00", "\x0b", "\x0c", "\x1b[31m", "\x02", "\x03", "\
             "\ufeff", "\u202e", "\t", "\x1c", "\u200b")
 _INLINE = ("**", "*", "_", "__", "`", "``", "\\", "|", "[", "]", "{", "}", "<", ">", "~~", "==", "^^", "  \n", "\\\n",
            "[x]", "[ ]", "![", "](", "<!", "-->", "\"", "'", "#!python ", "$", ":", "::")
+_CELL = ("|", "\\|", "\\", "`", "``", "` ", "&#124;", "||", "`|`")  # what spills a table cell into the next one
 _LONG = ("A" * 5000, "[" * 3000, "*" * 4000, "<" * 2000, "`" * 2000, "x" * 30000, "[a](" + "b" * 3000 + ")",
          "**" * 1500, "&#60;" * 800, "\n" * 500)
 
@@ -218,6 +222,7 @@ def fragments(labels: tuple[str, ...] = ("ref",)) -> st.SearchStrategy[tuple[str
         st.tuples(st.just("html comment"), comments),
         st.tuples(st.just("new block"), at_line(_OPENERS)),
         st.tuples(st.just("inline markup"), st.sampled_from(_INLINE)),
+        st.tuples(st.just("table syntax"), st.sampled_from(_CELL)),
         st.tuples(st.just("escaped markup"), st.sampled_from(_ESCAPED)),
         st.tuples(st.just("long string"), st.sampled_from(_LONG)),
         st.tuples(st.just("control character"), st.sampled_from(_CONTROL)),
@@ -227,7 +232,12 @@ def fragments(labels: tuple[str, ...] = ("ref",)) -> st.SearchStrategy[tuple[str
 
 _EDITS = st.integers(1, 3)
 _OPERATIONS = st.sampled_from(("insert", "insert", "insert", "replace", "append", "prepend", "wrap", "reorder", "delete",
-                               "whole"))
+                               "whole", "line"))
+# A translation that is one line of block syntax and nothing else (a message with no
+# markup of its own, such as "Recap", has nothing else to lose).
+_LINES = st.one_of(st.tuples(st.just("include line"), st.sampled_from(_INCLUDES)),
+                   st.tuples(st.just("block fence"), st.sampled_from(_FENCES)),
+                   st.tuples(st.just("new block"), st.sampled_from(_OPENERS)))
 _INLINE_ELEMENT = re.compile(r"`+[^`]+`+|\*\*[^*]+\*\*|\*[^*]+\*|!?\[[^\]]*\]\([^)]*\)|<[^>]+>|&#?\w+;")
 
 
@@ -250,6 +260,10 @@ def _mutant(draw, base: str, labels: tuple[str, ...]) -> tuple[str, tuple[str, .
             text = text[:i] + text[i + draw(st.integers(1, 8)):]
             families.append("delete")
             continue
+        if op == "line":
+            family, text = draw(_LINES)
+            families.append(family)
+            continue
         family, fragment = draw(fragments(labels))
         families.append(family)
         i = draw(st.integers(0, len(text)))
@@ -269,12 +283,28 @@ def _mutant(draw, base: str, labels: tuple[str, ...]) -> tuple[str, tuple[str, .
     return text, tuple(families)
 
 
+class Example:
+    """One page and the mutated translations of some of its messages (msgid -> (msgstr,
+    families)); shown short, as Hypothesis prints a failing example."""
+
+    def __init__(self, page: Page, mutated: dict[str, tuple[str, tuple[str, ...]]]) -> None:
+        self.page, self.mutated = page, mutated
+
+    def __repr__(self) -> str:
+        shown = {_clip(m): _clip(s) for m, (s, _) in self.mutated.items()}
+        return f"Example({self.page!r}, {shown!r})"
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 @st.composite
-def _example(draw, corpus: Corpus):
+def _example(draw, corpus: Corpus, max_messages: int) -> Example:
     page = draw(st.sampled_from(corpus.pages))
-    n = draw(st.integers(1, min(MAX_MESSAGES, len(page.mutable))))
+    n = draw(st.integers(1, min(max_messages, len(page.mutable))))
     picks = draw(st.lists(st.sampled_from(page.mutable), min_size=n, max_size=n, unique=True))
-    return page, {m: draw(_mutant(page.translations[m], corpus.labels)) for m in picks}
+    return Example(page, {m: draw(_mutant(page.translations[m], corpus.labels)) for m in picks})
 
 
 # --- running it ------------------------------------------------------------------------------
@@ -347,7 +377,13 @@ def _judge_example(corpus: Corpus, page: Page, mutated: dict[str, tuple[str, tup
         translated = corpus.render_page(result.markdown)
     except Exception as exc:  # noqa: BLE001 - a crash is a failure of the property, reported with its input
         report.changed += len(accepted)
-        return f"{page.language} {page.name}: rendering failed ({type(exc).__name__}: {exc}) with {accepted!r}"
+        return (f"{page.language} {page.name}: rendering failed ({type(exc).__name__}: {_clip(str(exc))}) with "
+                f"{ {_clip(m): _clip(s) for m, s in accepted.items()}!r}")
+    includes = _include_lines(result.markdown)
+    if includes != _include_lines(page.source):  # text from a file would be "text aside" in the skeleton
+        report.changed += len(accepted)
+        return (f"{page.language} {page.name}: accepted translations add include lines "
+                f"{sorted((includes - _include_lines(page.source)).elements())!r}: {_culprits(corpus, page, accepted)!r}")
     if translated != page.english:
         report.changed += len(accepted)
         return (f"{page.language} {page.name}: accepted translations change the page's structure: "
@@ -355,24 +391,32 @@ def _judge_example(corpus: Corpus, page: Page, mutated: dict[str, tuple[str, tup
     return None
 
 
+def _include_lines(text: str) -> Counter:
+    """The lines pymdownx.snippets reads as include lines (its own ``RE_ALL_SNIPPETS``),
+    among the lines Python-Markdown makes of the text (split at ``\\r\\n``, ``\\r``, ``\\n``)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return Counter(line for line in lines if "8<" in line and SnippetPreprocessor.RE_ALL_SNIPPETS.match(line))
+
+
 def _culprits(corpus: Corpus, page: Page, accepted: dict[str, str]) -> dict[str, str]:
-    """The accepted translations that change the page on their own, or else all of them."""
+    """The accepted translations that change the page on their own (else all of them),
+    clipped for showing."""
     alone = {}
     for msgid, msgstr in accepted.items():
         result = render(page.source, {**page.translations, msgid: msgstr}, accept=page.check.accept, fallback_lang="en")
-        if corpus.render_page(result.markdown) != page.english:
+        if corpus.render_page(result.markdown) != page.english or _include_lines(result.markdown) != _include_lines(page.source):
             alone[msgid] = msgstr
-    return alone or accepted
+    return {_clip(m): _clip(s) for m, s in (alone or accepted).items()}
 
 
 def run_fuzz(corpus: Corpus, examples: int, seed: int | None = None, report: FuzzReport | None = None,
-             stop_on_failure: bool = True) -> FuzzReport:
+             stop_on_failure: bool = True, max_messages: int = MAX_MESSAGES) -> FuzzReport:
     """Run the property over ``examples`` Hypothesis examples.
 
     Args:
         corpus: from :func:`corpus`.
-        examples: Hypothesis examples to generate (each mutates 1 to
-            :data:`MAX_MESSAGES` translations of one page).
+        examples: Hypothesis examples to generate (each mutates 1 to ``max_messages``
+            translations of one page).
         seed: ``None`` derandomizes (the same examples on every run, for CI); an int
             seeds a run of its own (the bench runs several).
         report: a report to add to (default: a new one).
@@ -390,10 +434,9 @@ def run_fuzz(corpus: Corpus, examples: int, seed: int | None = None, report: Fuz
     @settings(max_examples=examples, derandomize=seed is None, database=None, deadline=None, phases=phases,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example,
                                      HealthCheck.filter_too_much], print_blob=False)
-    @given(_example(corpus))
-    def prop(example) -> None:
-        page, mutated = example
-        failure = _judge_example(corpus, page, mutated, report)
+    @given(_example(corpus, max_messages))
+    def prop(example: Example) -> None:
+        failure = _judge_example(corpus, example.page, example.mutated, report)
         if failure is None:
             return
         if stop_on_failure:

@@ -170,6 +170,7 @@ def test_titles_and_list_items_are_rendered_as_they_sit(page):
     assert page.problems("Why?", "# Почему?", ("details title",))  # pymdownx.blocks makes "# …" a heading
     assert page.problems("Why?", "Почему? **x**", ("note title",)) == ["adds **bold**"]
     assert page.problems("Why?", "Почему?", ("tab title",)) == []
+    assert page.problems("Why?", "1. Почему?", ("details title",)) == []  # text in a title, a list in a paragraph
     assert page.problems("A right option.", "[x] Верный вариант.", ("list item",))  # a checkbox
     assert page.problems("A right option.", "# Вариант", ("quiz option",))
     assert page.problems("A quote.", "> Цитата", ("quote",))

@@ -14,7 +14,7 @@ from conftest import ROOT
 from coursekit.fuzz import corpus, families_table, run_fuzz
 from coursekit.project import Project
 
-EXAMPLES = 160  # Hypothesis examples; each mutates up to MAX_MESSAGES translations of one page (~2,600 in all)
+EXAMPLES = 200  # Hypothesis examples; each mutates up to MAX_MESSAGES translations of one page (~2,700 in all)
 
 
 @pytest.fixture(scope="module")
