@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -99,6 +98,10 @@ _CONTROL_NAMES = {"\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x0b": "
                   "\x1b": "escape", "\x7f": "delete", "\x85": "next line", "\u2028": "line separator",
                   "\u2029": "paragraph separator"}
 _TICKS = re.compile(r"`+")
+# Unicode's Cc (U+0000-U+001F, U+007F-U+009F) but the line feed: Python-Markdown reads \r as a
+# line break the renderer does not lay out; Zl and Zp (U+2028, U+2029): str.splitlines(),
+# which the hooks' line scanners use (coursekit.gate), breaks lines there.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _MAX_REASONS = 5  # structural differences named in one line; the rest are counted
 
 
@@ -118,7 +121,7 @@ class TranslationCheck:
         """The check of the messages of one English page (its Markdown source, str); the
         page's link reference, footnote and abbreviation definitions are part of every
         rendering. ``""`` for messages that belong to no page (``_site.po``)."""
-        return PageCheck(self._probe, _definitions(self.engine, english))
+        return PageCheck(self._probe, _definitions(self.engine, english.rstrip("\n")))  # a final newline defines nothing
 
     def problems(self, msgid: str, msgstr: str, kinds: Iterable[str] = (DEFAULT_KIND,)) -> list[str]:
         """:meth:`PageCheck.problems` for a message of no page."""
@@ -322,14 +325,13 @@ def _title_places(engine: MarkdownEngine, name: str) -> tuple[tuple[str, str, st
 
 @functools.lru_cache(maxsize=1 << 16)
 def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, msgstr: str) -> tuple[str, ...]:
+    if msgstr == msgid:
+        return ()  # the same text renders the same (a code-only cell, a name kept in English)
     limit = size_limit(msgid)
     if len(msgstr) > limit:
         return (f"{len(msgstr)} characters, more than the {limit} allowed for this {len(msgid)}-character msgid "
                 f"({GROWTH} x its length + {SLACK}); is something pasted by mistake?",)
-    # Cc: Python-Markdown reads \r as a line break the renderer does not lay out; Zl, Zp:
-    # str.splitlines() (the hooks' line scanners, e.g. coursekit.gate) breaks lines there.
-    control = next((ch for ch in msgstr if ch != "\n" and unicodedata.category(ch) in ("Cc", "Zl", "Zp")
-                    and ch not in msgid), None)
+    control = next((m.group() for m in _CONTROL.finditer(msgstr) if m.group() not in msgid), None)
     if control is not None:
         name = _CONTROL_NAMES.get(control, "a control character")
         return (f"contains U+{ord(control):04X} ({name}); remove it",)
