@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, PROCESSES, VERIFIED,
-                        Interface)
+                        VERIFIED_FAILS, VERIFIED_HANGS, Interface)
 from .project import Project
 from .runspec import RunSpecError, read_spec
 from .verification import Record, load_records, status, test_for
@@ -23,6 +23,7 @@ _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
 _INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(?P<q>["'])(?P<target>[^"']+)(?P=q)""")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#!|])")
 _DEVICE = {"cpu": "CPU", "cuda": "CUDA"}
+_OUTCOME = {"passes": VERIFIED, "fails": VERIFIED_FAILS, "hangs": VERIFIED_HANGS}  # runspec's outcome: line
 _BACKEND = {"gloo": "gloo", "nccl": "NCCL"}
 
 
@@ -60,12 +61,14 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
             css, problem = "course-badge--awaiting", None
         elif not st.verified:
             text, css = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified"
-            why = "changed since its last passing run" if st.stale else "has no passing run yet"
+            digest_matches = any(rec.sha256 == st.digest for rec in records.get(program, {}).values())
+            why = ("has never passed a bare run (its page's launch line, without the test harness)" if digest_matches
+                   else "changed since its last passing run" if st.stale else "has no passing run yet")
             problem = f"snippet 'snippets/{program}' {why}; run: .venv/bin/python -m pytest {test_for(program)}"
         else:
             main = cpu or cuda
             parts = [
-                ui.text(VERIFIED),
+                ui.text(_OUTCOME[spec.outcome]),
                 f"torchrun {ui.text(PROCESSES, count=main.nproc_per_node * main.nnodes)}",
                 _describe(main, ui),
                 f"torch {main.torch}",

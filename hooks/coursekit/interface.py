@@ -31,6 +31,10 @@ class UIString:
 
 
 VERIFIED = UIString("Verified", "badge under a code block: the program shown passed its test as it is now")
+VERIFIED_FAILS = UIString("Verified: fails as described",
+                          "badge under the code of a 'break it' exercise: the program was run and failed exactly as the page says it does")
+VERIFIED_HANGS = UIString("Verified: hangs as described",
+                          "badge under the code of a 'break it' exercise: the program was run and blocked, as the page says, until it was stopped")
 PROCESSES = UIString("%(count)d process", "badge: how many processes the torchrun job had", "%(count)d processes")
 BACKEND_ON = UIString("%(backend)s on %(device)s", "badge: communication backend and device, e.g. 'gloo on CPU'")
 ALSO_ON = UIString("also on %(device)s with %(backend)s", "badge: the program also passed in a second environment, e.g. 'also on CUDA with NCCL'")
@@ -61,7 +65,7 @@ NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, 
 NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
 
-STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
+STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
            QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
