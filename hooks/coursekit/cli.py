@@ -76,7 +76,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
 
     project = Project.load(args.config)
-    parts = tuple(args.only) if args.only else ("build", "render", "reload", "scale", "snippets")
+    parts = tuple(args.only) if args.only else ("build", "render", "reload", "scale", "snippets", "flakes")
     run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors))
     return 0
 
@@ -110,8 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
                                    "mkdocs serve, time per page at 10x and 50x the pages, and the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs.")
-    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets"),
+                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, and each "
+                                   "program's flake rate over ten bare runs of its page's launch line.")
+    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets", "flakes"),
                    help="run only this part (repeatable)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")
