@@ -86,9 +86,9 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
     if catalog is None:  # on_pre_build warned
-        return render(markdown, {}, fallback_lang=default).markdown
+        return render(markdown, {}, fallback_lang=default, engine=project.engine).markdown
     result = render(markdown, po.translations(catalog), fallback_lang=default,
-                    accept=accept)
+                    accept=accept, engine=project.engine)
     # on_pre_build warned about result.missing and result.rejected; both show in English.
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url

@@ -115,7 +115,7 @@ def bench_render(project: Path, repeat: int) -> dict:
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()
         for source, table in jobs:
-            render(source, table, fallback_lang=proj.default_language)  # as the hook calls it
+            render(source, table, fallback_lang=proj.default_language, engine=proj.engine)  # as the hook calls it
         samples.append((time.perf_counter() - start) / len(jobs))
     return {"pages": len(jobs), "per_page_s": _stat(samples)}
 

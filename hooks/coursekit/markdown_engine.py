@@ -20,7 +20,7 @@ import markdown
 
 from .filecache import StatCache
 
-__all__ = ["MarkdownEngine", "engine_for", "engine_of"]
+__all__ = ["DEFAULT_ENGINE", "MarkdownEngine", "engine_for", "engine_of"]
 
 
 @dataclass(frozen=True)
@@ -104,3 +104,20 @@ def engine_for(config_file: Path | str) -> MarkdownEngine:
         FileNotFoundError: there is no such file.
     """
     return _loaded(Path(config_file).resolve())
+
+
+# What a function of this package uses when it is given no engine: MkDocs's built-ins and
+# the extensions Material for MkDocs documents in "Setup > Extensions" (Python-Markdown's
+# and pymdown-extensions', old- and blocks-style containers both), so that a page of any
+# Material site segments as that site renders it. A site passes its own engine
+# (engine_for / engine_of) to get exactly its mkdocs.yml.
+DEFAULT_ENGINE = MarkdownEngine(
+    extensions=("toc", "tables", "fenced_code", "abbr", "admonition", "attr_list", "def_list", "footnotes",
+                "md_in_html", "pymdownx.details", "pymdownx.superfences", "pymdownx.tabbed", "pymdownx.tasklist",
+                "pymdownx.snippets", "pymdownx.highlight", "pymdownx.inlinehilite", "pymdownx.fancylists",
+                "pymdownx.quotes", "pymdownx.blocks.admonition", "pymdownx.blocks.details", "pymdownx.blocks.tab",
+                "pymdownx.blocks.html", "pymdownx.blocks.caption", "pymdownx.blocks.definition"),
+    configs={"toc": {"permalink": True}, "pymdownx.tabbed": {"alternate_style": True},
+             "pymdownx.blocks.tab": {"alternate_style": True}, "pymdownx.quotes": {"callouts": True},
+             "pymdownx.tasklist": {"custom_checkbox": True}},
+)
