@@ -50,6 +50,8 @@ _PARSER = MarkdownIt("commonmark").enable("table")
 _TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz option, "[x]" if right
 _HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
 _LIST_MARKER = re.compile(r"^([ ]*)([-*+]|\d{1,9}\.)([ ]{1,3})(?=\S)")
+_CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
+_PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
 _TITLE_KIND = {"!!!": "admonition", "???": "details", "===": "tab"}
 
@@ -120,6 +122,7 @@ class _Box:
     body: int
     lazy: bool = False  # the first paragraph may continue on unindented lines (footnotes, definitions)
     slashes: int = 0
+    dedent: bool = True  # False for a list item: CommonMark reads its body itself
 
 
 @dataclass
@@ -128,6 +131,7 @@ class _View:
     titles: list[Segment] = field(default_factory=list)
     breaks: set[int] = field(default_factory=set)  # a message never continues onto these lines
     kinds: dict[int, str] = field(default_factory=dict)  # a paragraph starting here is of this kind
+    text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -204,7 +208,8 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
                 last_para, para = para, []
         body = next((b.body for b in reversed(stack) if b.slashes == 0), 0)
         col = body if line[:body].strip(" ") == "" else indent
-        options = _line(out, syn, stack, raw, i, line, col, para, last_para)
+        shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent), 0)
+        options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col))
         if out.lines[i].strip() and i not in out.breaks:
             para.append(i)
         elif out.lines[i].strip():
@@ -222,13 +227,16 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
 def _starts_container(text: str, syn: sx.Syntax) -> bool:
     """Whether an unindented line opens something of its own (and so is not lazy)."""
     return bool((syn.footnotes and sx.FOOTNOTE_DEF.match(text)) or (syn.def_list and sx.DEF_MARKER.match(text))
-                or sx.BLOCK_START.match(text) or text.startswith(("!!!", "???", "===", "#")))
+                or sx.BLOCK_START.match(text) or text.startswith(("!!!", "???", "===", "#")) or _PM_ITEM.match(text)
+                or (syn.olist is not None and syn.olist.match(text)))
 
 
 def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int, line: str, col: int,
-          para: list[int], last_para: list[int]) -> bool:
-    """Write view line ``i`` for the text of ``line`` from column ``col``; returns whether
-    the next indented lines are a blocks header's options."""
+          para: list[int], last_para: list[int], shown: int | None = None) -> bool:
+    """Write view line ``i`` for the text of ``line`` from column ``col`` (the view keeps
+    it from column ``shown``: list items keep their indent); returns whether the next
+    indented lines are a blocks header's options."""
+    shown = col if shown is None else shown
     text = line[col:]
     block = sx.BLOCK_START.match(text)
     if block and block.group(2).lower() in syn.blocks:
@@ -277,7 +285,7 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             stack.append(_Box(body=col + 4, lazy=True))
             start = col + m.start(1)
             if m.group(1):
-                return _line(out, syn, stack, raw, i, line, start, [], [])
+                return _line(out, syn, stack, raw, i, line, start, [], [], start)
             return False
     if syn.footnotes:
         m = sx.FOOTNOTE_DEF.match(text)
@@ -299,13 +307,16 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             return False
     if syn.callouts and text.startswith(">"):
         m = sx.CALLOUT.match(text)
-        if m and (i == 0 or not raw[i - 1][col:].strip(" >")):
+        if m and (i == 0 or not out.lines[i - 1].strip(" >\n")):  # the quote's first line
             title = m.group(3).strip()
             if title:
                 _title(out, m.group(1).split("|")[0].strip().lower(), line, i, title, col + m.start(3))
             out.lines[i] = text[: text.index("[")].rstrip() + "\n"
             out.breaks.add(i + 1)
             return False
+    item = (syn.olist.match(text) if syn.olist is not None else None) or _PM_ITEM.match(text)
+    if item:  # a list item: its body is indented 4 columns (Python-Markdown's tab_length)
+        stack.append(_Box(body=col + (len(text) - len(text.lstrip(" "))) + 4, lazy=True, dedent=False))
     if syn.olist is not None:
         m = syn.olist.match(text)
         if m and not re.match(r"^[ ]{0,3}\d+\.", text):
@@ -313,7 +324,11 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             text = " " * lead + "1." + " " * max(1, min(3, m.start(1) - lead - 2)) + m.group(1)
     text = _LIST_MARKER.sub(lambda m: m.group(1) + m.group(2) + " " * max(len(m.group(3)), 4 - len(m.group(2))), text)
     text = _ATX_NO_SPACE.sub(r"\1 ", text)
-    out.lines[i] = text + "\n"
+    fence = _CM_FENCE.match(text)
+    if fence:  # a fence the engine does not take as one (unclosed, or leaving its indent): text
+        out.text_of[i] = text.strip()
+        text = text[: fence.start(1)] + "x" * len(fence.group(1)) + text[fence.end(1):]
+    out.lines[i] = line[shown:col] + text + "\n"
     return False
 
 
@@ -427,7 +442,7 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
             kind = "paragraph"
         first = token.map[0]
         content_lines = token.content.split("\n")
-        numbered = list(enumerate(content_lines, first))
+        numbered = [(n, view.text_of.get(n, text)) for n, text in enumerate(content_lines, first)]
         if kind == "heading":
             numbered = numbered[:1] if len(numbered) == 1 else numbered
             numbered[-1] = (numbered[-1][0], _HEADING_ATTRS.sub("", numbered[-1][1]))
