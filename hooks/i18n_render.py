@@ -15,7 +15,7 @@ from mkdocs.structure.files import File
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import interface_of, language_of, project_of
-from coursekit.check import translation_warnings
+from coursekit.check import page_warnings, translation_warnings
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
 from coursekit.notice import with_notice
 from coursekit.render import render
@@ -58,6 +58,8 @@ def on_pre_build(config):
     language, default = language_of(config)
     if language != default:
         return
+    for warning in page_warnings(project):  # syntax the site does not enable renders as text
+        log.warning(warning)
     for code in project.languages:  # a po.CatalogError stops the build with file:line: reason
         for warning in translation_warnings(project, code):
             log.warning(warning)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project
+from .check import check_project, page_warnings
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -61,6 +61,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    found = page_warnings(project) + found
     for line in found:
         print(line)
     if not found:
