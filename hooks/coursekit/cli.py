@@ -111,8 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
                                    "mkdocs serve, time per page at 10x and 50x the pages, and the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs.")
-    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets"),
+                                   "warm and in -n lanes against a serial floor of bare torchrun jobs; with --only fuzz-segment, the "
+                                   "segmenter's differential fuzzer on 20,000 random pages (about half an hour).")
+    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets", "fuzz-segment"),
                    help="run only this part (repeatable)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")

@@ -1,0 +1,67 @@
+"""A second site, not the course, adopts the translation engine (tests/fixture_site/).
+
+Its own nav, old- and blocks-style containers, content tabs, an annotation, footnotes,
+definition lists, abbreviations and a grid of cards, with the project's i18n hook and
+pseudo-translated ``fr`` catalogs. Built strict in both locales, each page's element tree
+must be the English one apart from text, and headings without an explicit id keep the
+English id.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+from coursekit.fuzz import structure
+from site_server import MKDOCS, MKDOCS_ENV
+
+pytestmark = pytest.mark.site
+
+SITE = ROOT / "tests" / "fixture_site"
+PAGES = ("", "guide/install/", "guide/concepts/")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("fixture-site") / "site"
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "-d", str(out)], cwd=SITE, capture_output=True, text=True,
+                          env=MKDOCS_ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING" not in proc.stderr
+    return out
+
+
+def article(site: Path, language: str, page: str) -> BeautifulSoup:
+    base = site if language == "en" else site / language
+    return BeautifulSoup((base / page / "index.html").read_text(encoding="utf-8"), "html.parser").select_one("article")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_both_locales_have_the_same_element_tree_apart_from_text(built, page):
+    english, pseudo = article(built, "en", page), article(built, "fr", page)
+    assert structure(str(pseudo)) == structure(str(english))
+    assert pseudo.get_text() != english.get_text()
+    assert "á" in pseudo.h1.get_text() or "é" in pseudo.h1.get_text() or "í" in pseudo.h1.get_text()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_headings_without_an_id_keep_the_english_anchor(built, page):
+    ids = [[h["id"] for h in article(built, lang, page).find_all(re.compile("^h[1-6]$"))] for lang in ("en", "fr")]
+    assert ids[0] == ids[1]
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", i) for i in ids[1])  # readable English slugs, no _1
+
+
+def test_the_constructs_are_there_in_the_pseudo_locale(built):
+    install, index, concepts = (article(built, "fr", p) for p in ("guide/install/", "", "guide/concepts/"))
+    assert [label.get_text() for label in install.select(".tabbed-labels label")] == ["píp", "Fróm šóúrçé"]
+    assert install.select_one("details.question summary").get_text() == "Whát íf á téšt fáílš?"
+    assert install.select_one("div.admonition.warning p.admonition-title").get_text() == "Súppórtéd plátfórmš"
+    assert install.select_one("p.annotate") is not None
+    assert [a["title"] for a in index.select("abbr")] == ["Hýpértéxt Márkúp Láñgúágé", "Cášçádíñg Stýlé Shéétš"]
+    assert len(index.select("div.grid.cards li")) == 2
+    assert [dt.get_text() for dt in concepts.select("dl dt")] == ["Frámé", "Kñób"]
+    assert len(index.select("div.footnote li p")) == 2  # the footnote's second paragraph is translated too
