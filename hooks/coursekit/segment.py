@@ -50,6 +50,7 @@ _PARSER = MarkdownIt("commonmark").enable("table")
 _TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz option, "[x]" if right
 _HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
 _LIST_MARKER = re.compile(r"^([ ]*)([-*+]|\d{1,9}\.)([ ]{1,3})(?=\S)")
+_QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
@@ -168,6 +169,9 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
     while i < n:
         line = raw[i]
         if skip[i]:
+            quote = _QUOTE_PREFIX.match(line)
+            if quote:  # keep a block quote open across the code it holds
+                out.lines[i] = quote.group(0).replace(" ", "") + "\n"
             stripped = line.lstrip(" ")
             if stripped and not prev_blank and i > 0 and not skip[i - 1]:
                 out.breaks.add(i)

@@ -31,6 +31,9 @@ FOUND = {
     "a callout as a container's first block (c)": '!!! note "alpha"\n    > [!note]\n    > alpha\n    > { .annotate }\n',
     "a fence the engine leaves open inside a list item (d)":
         '- item\n\n    ```md\n    === "Tab"\n        text\n        ```\n\nProse after.\n',
+    "code in a list in a block quote keeps the quote open (d)":
+        "> - [x] alpha\n>\n>     ```\n>     print(value)\n>     ```\n>\n> - [ ] alpha\n>     1. alpha\n>\n>     2. alpha\n>\n"
+        ">         ```\n>         print(value)\n>         ```\n>\n>     3. alpha alpha train alpha alpha\n>\n> - [ ] alpha\n\nalpha\n",
     "a longer closing fence in a tab is text (d)": '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n        ````\n\nProse after.\n',
 }
 
