@@ -54,7 +54,6 @@ _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
-_TITLE_KIND = {"!!!": "admonition", "???": "details", "===": "tab"}
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class Segment:
     Attributes:
         kind: what the message is, for translators (``"heading"``, ``"paragraph"``,
             ``"list item"``, ``"table cell"``, ``"note title"``, ``"definition term"``,
-            ``"abbreviation"`` …).
+            ``"abbreviation title"`` …).
         msgid: the message text: inline Markdown with soft line breaks folded to one
             space and hard line breaks kept as ``"\\n"``.
         start: ``(line, column)`` of the first character of the span, 0-based.
@@ -243,6 +242,9 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
     shown = col if shown is None else shown
     text = line[col:]
     block = sx.BLOCK_START.match(text)
+    if block and block.group(2).lower() not in syn.blocks and not any(b.slashes for b in stack):
+        out.warnings.append((i, f"'/// {block.group(2)}' is no pymdownx.blocks block that mkdocs.yml enables: it renders "
+                                f"as text; add the extension that defines it to markdown_extensions"))
     if block and block.group(2).lower() in syn.blocks:
         name, arg = block.group(2).lower(), block.group(3)
         if arg and syn.blocks[name]:
@@ -306,7 +308,8 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             if m.group("title").strip():
                 title = m.group("title").strip()
                 col_t = line.index(title, col + m.start("title"))
-                out.titles.append(Segment("abbreviation", title, (i, col_t), (i, col_t + len(title))))
+                # the title attribute of every <abbr>: plain text, never wrapped in a span
+                out.titles.append(Segment("abbreviation title", title, (i, col_t), (i, col_t + len(title))))
             out.breaks.add(i + 1)
             return False
     if syn.callouts and text.startswith(">"):

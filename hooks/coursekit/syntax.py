@@ -107,11 +107,13 @@ class Syntax:
         return proc.get_syntax_mask(lines)
 
 
-def _superfences_ranges(proc, lines: list[str]) -> list[tuple[int, int]]:
-    """Run superfences' own line scanner, recording each fence instead of rendering it."""
+@functools.cache
+def _recorder() -> type:
     from pymdownx.superfences import SuperFencesBlockPreprocessor
 
     class _Recorder(SuperFencesBlockPreprocessor):
+        """superfences' preprocessor that notes where each fence is instead of rendering it."""
+
         def process_nested_block(self, ws, content, start, end):
             self.found.append((start, end))
             self.clear()
@@ -119,7 +121,12 @@ def _superfences_ranges(proc, lines: list[str]) -> list[tuple[int, int]]:
         def reassemble(self, lines):
             return lines
 
-    rec = _Recorder(proc.md)
+    return _Recorder
+
+
+def _superfences_ranges(proc, lines: list[str]) -> list[tuple[int, int]]:
+    """Run superfences' own line scanner (``search_nested``) on the page's lines."""
+    rec = _recorder()(proc.md)
     rec.config, rec.extension = proc.config, proc.extension
     rec.found = []
     rec.run([line.expandtabs(4) for line in lines])  # NormalizeWhitespace runs first
