@@ -123,6 +123,8 @@ class _Box:
     lazy: bool = False  # the first paragraph may continue on unindented lines (footnotes, definitions)
     slashes: int = 0
     dedent: bool = True  # False for a list item: CommonMark reads its body itself
+    footnote: bool = False
+    last: int = -1  # the last line with text in it
 
 
 @dataclass
@@ -132,6 +134,7 @@ class _View:
     breaks: set[int] = field(default_factory=set)  # a message never continues onto these lines
     kinds: dict[int, str] = field(default_factory=dict)  # a paragraph starting here is of this kind
     text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
+    footnote_ends: set[int] = field(default_factory=set)  # last lines of footnotes (their back-link follows)
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -177,7 +180,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             # a fence or notation line at a shallower indent closes the containers it is outside of
             indent = len(line) - len(stripped)
             while stripped and stack and stack[-1].slashes == 0 and indent < stack[-1].body:
-                stack.pop()
+                _close(out, stack.pop())
             if para:
                 last_para, para = para, []
             prev_blank = not stripped
@@ -203,7 +206,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             box = stack[-1]
             if box.lazy and not prev_blank and not _starts_container(stripped, syn):
                 break  # lazy continuation of a footnote's or definition's first paragraph
-            stack.pop()
+            _close(out, stack.pop())
             popped = True
         if popped:
             out.breaks.add(i)
@@ -213,6 +216,8 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
         col = body if line[:body].strip(" ") == "" else indent
         shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent), 0)
         options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col))
+        for box in stack:
+            box.last = i
         if out.lines[i].strip() and i not in out.breaks:
             para.append(i)
         elif out.lines[i].strip():
@@ -224,7 +229,14 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
                 last_para, para = para, []
         prev_blank = False
         i += 1
+    for box in stack:
+        _close(out, box)
     return out
+
+
+def _close(out: _View, box: _Box) -> None:
+    if box.footnote:  # the back-link is appended to its last paragraph, after any attribute list
+        out.footnote_ends.add(box.last)
 
 
 def _starts_container(text: str, syn: sx.Syntax) -> bool:
@@ -254,8 +266,8 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
     end = sx.BLOCK_END.match(text)
     if end and any(b.slashes == len(end.group(1)) for b in stack):
         while stack and stack[-1].slashes != len(end.group(1)):
-            stack.pop()
-        stack.pop()
+            _close(out, stack.pop())
+        _close(out, stack.pop())
         out.breaks.add(i + 1)
         return False
     for marker, enabled, pattern in (("!!!", syn.admonition, sx.ADMONITION), ("???", syn.details, sx.DETAILS),
@@ -296,7 +308,7 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
     if syn.footnotes:
         m = sx.FOOTNOTE_DEF.match(text)
         if m:
-            stack.append(_Box(body=col + 4, lazy=True))
+            stack.append(_Box(body=col + 4, lazy=True, footnote=True))
             out.breaks.add(i)
             out.kinds[i] = "footnote"
             if m.group(2):
@@ -453,7 +465,8 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
         if kind == "heading":
             numbered = numbered[:1] if len(numbered) == 1 else numbered
             numbered[-1] = (numbered[-1][0], _HEADING_ATTRS.sub("", numbered[-1][1]))
-        elif syn.attr_list and len(numbered) > 1 and sx.ATTR_LINE.match(numbered[-1][1]):
+        elif (syn.attr_list and len(numbered) > 1 and sx.ATTR_LINE.match(numbered[-1][1])
+              and numbered[-1][0] not in view.footnote_ends):
             numbered.pop()  # "{ .annotate }" on the block's last line: its attributes
         for piece in _pieces(numbered, view.breaks):
             piece_kind = kind

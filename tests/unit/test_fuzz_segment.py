@@ -34,6 +34,8 @@ FOUND = {
     "code in a list in a block quote keeps the quote open (d)":
         "> - [x] alpha\n>\n>     ```\n>     print(value)\n>     ```\n>\n> - [ ] alpha\n>     1. alpha\n>\n>     2. alpha\n>\n"
         ">         ```\n>         print(value)\n>         ```\n>\n>     3. alpha alpha train alpha alpha\n>\n> - [ ] alpha\n\nalpha\n",
+    "an attribute list ending a footnote is text: the back-link follows it (d)":
+        "See alpha[^1].\n\n[^1]: alpha\n\n    alpha\n    { #para-id }\n",
     "a longer closing fence in a tab is text (d)": '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n        ````\n\nProse after.\n',
 }
 
