@@ -17,7 +17,7 @@ import re
 from .markdown_engine import MarkdownEngine
 from .segment import Segment, segment
 
-__all__ = ["heading_anchor", "heading_ids"]
+__all__ = ["has_own_id", "heading_anchor", "heading_ids"]
 
 _HEADING_ATTRS = re.compile(r"[ \t]*\{:?[^{}]*\}[ \t]*$")
 _HAS_ID = re.compile(r"\{:?[^{}]*#[^\s{}]")
@@ -31,6 +31,12 @@ def _tail(lines: list[str], seg: Segment) -> str:
     """What follows a heading's text on its line: closing hashes, an attribute list."""
     line, col = seg.end
     return lines[line][col:].rstrip("\r\n") if line < len(lines) else ""
+
+
+def has_own_id(lines: list[str], seg: Segment) -> bool:
+    """Whether a heading's attribute list gives it an id (``## Title { #title }``)."""
+    attrs = _HEADING_ATTRS.search(_tail(lines, seg))
+    return bool(attrs and _HAS_ID.search(attrs.group(0)))
 
 
 def heading_ids(markdown: str, engine: MarkdownEngine) -> list[str | None]:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from .anchors import heading_anchor, heading_ids
+from .anchors import has_own_id, heading_anchor, heading_ids
 from .markdown_engine import DEFAULT_ENGINE, MarkdownEngine
 from .segment import Segment, count_words, segment
 
@@ -134,7 +134,7 @@ def render(
         else:
             continue
         out.append(_copy(lines, (line, col), (l0, c0)))
-        if seg.kind == "heading":
+        if seg.kind == "heading" and not has_own_id(lines, seg):
             if ids is None:
                 ids = heading_ids(markdown, engine)
             text, (l1, c1) = heading_anchor(lines, seg, text, ids[heading] if heading < len(ids) else None)
