@@ -242,5 +242,5 @@ def test_language_switch_keeps_a_section_whose_heading_has_no_id(fixture_server,
     pg.wait_for_url(re.compile(re.escape(f"{fixture_server}fr/guide/install/") + "#check-the-installation$"))
     heading = pg.locator("h2#check-the-installation")
     assert heading.count() == 1
-    assert "Chéçk thé íñštállátíóñ" in heading.inner_text()
+    assert "Chéçк тhé íñšтálláтíóñ" in heading.inner_text()  # its own slug would be chec-he-insallaion
     context.close()

@@ -1,8 +1,12 @@
 """Fill the fixture site's ``fr`` catalogs with a pseudo-translation (run after ``course update``).
 
-Every message gets accented letters (:func:`coursekit.fuzz.pseudo`), with markup and
-``%(name)s`` placeholders kept, so a build shows at a glance what is translated and
-what would stay English. Usage: ``python tests/fixture_site/pseudolocalize.py``.
+Every message gets accented letters (:func:`coursekit.fuzz.pseudo`) and a few Cyrillic
+look-alikes (``т``, ``к``, ``р``, ``х``), with markup and ``%(name)s`` placeholders kept,
+so a build shows at a glance what is translated and what would stay English. The
+Cyrillic letters matter: like a real Russian or Japanese heading, they slug to
+something else than the English (toc's slugify keeps ASCII only), so the English
+anchors the renderer writes are what keeps ``#section``. Usage:
+``python tests/fixture_site/pseudolocalize.py``.
 """
 from __future__ import annotations
 
@@ -14,11 +18,24 @@ import polib
 from coursekit.fuzz import pseudo
 
 _PLACEHOLDER = re.compile(r"(%\(\w+\)[sd]|%%)")
+_CYRILLIC = str.maketrans("tkpx", "ткрх")
+_MARKUP = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\})")
 
 
-def _fill(text: str) -> str:
+def pseudo_locale(text: str) -> str:
+    """The fixture's pseudo-translation of one message (str -> str)."""
     parts = _PLACEHOLDER.split(text)
-    return "".join(part if i % 2 else pseudo(part) for i, part in enumerate(parts))
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(part)
+            continue
+        pieces = _MARKUP.split(pseudo(part))
+        out.append("".join(p if j % 2 else p.translate(_CYRILLIC) for j, p in enumerate(pieces)))
+    return "".join(out)
+
+
+_fill = pseudo_locale
 
 
 def main() -> None:
