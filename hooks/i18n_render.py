@@ -49,9 +49,10 @@ def on_pre_build(config):
     """Check every translation's catalogs once, while the default language builds
     (mkdocs-static-i18n builds it first), before any page is read.
 
-    A catalog that cannot be read stops the build with ``file:line: reason``. Everything
-    else :func:`coursekit.check.translation_warnings` finds, in every language, is a
-    warning, so one ``mkdocs build --strict`` names the problems of all languages, not
+    A catalog that cannot be read stops the build with ``file:line: reason``. Container
+    syntax a page uses but mkdocs.yml does not enable (:func:`coursekit.check.page_warnings`)
+    and everything else :func:`coursekit.check.translation_warnings` finds, in every
+    language, is a warning, so one ``mkdocs build --strict`` names the problems of all languages, not
     only of the first language it builds.
     """
     project = project_of(config)
