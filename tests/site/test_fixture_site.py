@@ -66,3 +66,27 @@ def test_the_constructs_are_there_in_the_pseudo_locale(built):
     assert len(index.select("div.grid.cards li")) == 2
     assert [dt.get_text() for dt in concepts.select("dl dt")] == [pseudo("Frame"), pseudo("Knob")]
     assert len(index.select("div.footnote li p")) == 2  # the footnote's second paragraph is translated too
+
+
+def test_syntax_the_site_does_not_enable_is_a_build_warning_and_a_check_line(tmp_path, capsys):
+    """``??? question`` with pymdownx.details taken out of mkdocs.yml renders as text: the
+    strict build fails on a warning naming page and line, and ``course check`` says it."""
+    import shutil
+
+    from coursekit import cli
+
+    site = tmp_path / "tests" / "fixture_site"
+    shutil.copytree(SITE, site, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "hooks", tmp_path / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  - pymdownx.details\n", ""), encoding="utf-8")
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "-d", str(tmp_path / "out")], cwd=site, capture_output=True,
+                          text=True, env=MKDOCS_ENV)
+    line = next(n for n, text in enumerate((site / "docs/guide/install.md").read_text().splitlines(), 1)
+                if text.startswith("???"))
+    expected = (f"docs/guide/install.md:{line}: '???' is pymdownx.details syntax, which mkdocs.yml does not "
+                "enable: it renders as text; add pymdownx.details to markdown_extensions or use pymdownx.blocks")
+    assert proc.returncode != 0
+    assert re.search(r"^WARNING +- +" + re.escape(expected) + "$", proc.stderr, re.M), proc.stderr
+    assert cli.main(["--config", str(config), "check"]) == 1
+    assert expected in capsys.readouterr().out.splitlines()
