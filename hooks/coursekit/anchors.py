@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import re
 
+from markdown.extensions.toc import unique
+
 from .markdown_engine import MarkdownEngine
 from .segment import Segment, segment
 
@@ -24,6 +26,7 @@ _HAS_ID = re.compile(r"\{:?[^{}]*#[^\s{}]")
 _ATTR_ID = re.compile(r"\{:?[ ]*[^}\n]*?#([^\s}]+)[^}\n]*\}")
 _REF_DEF = re.compile(r"^[ ]{0,3}\[[^\]^][^\]]*\]:[ \t]*\S")
 _FOOTNOTE_REF = re.compile(r"\[\^[^\]]+\]")
+_PLAIN = re.compile(r"[\w .,;?'\"()/-]+")  # no inline syntax: what toc reads is the text itself
 _HEADING_ID = re.compile(r'<h[1-6]\b[^>]*?\sid="([^"]*)"')
 
 
@@ -50,9 +53,11 @@ def heading_ids(markdown: str, engine: MarkdownEngine) -> list[str | None]:
     Returns:
         One entry per ``"heading"`` segment of :func:`coursekit.segment.segment`.
 
-    The headings (with their attribute lists), the page's other attribute-list ids (toc
-    keeps clear of them) and its reference definitions (so ``[text][ref]`` slugs as
-    ``text``) are rendered as one small document; cached per page and engine.
+    Headings of plain text are slugged with the toc extension's own ``slugify`` and
+    ``unique`` (the page's attribute-list ids taken, as toc finds them taken). Otherwise
+    the headings (with their attribute lists), the page's other attribute-list ids and
+    its reference definitions (so ``[text][ref]`` slugs as ``text``) are rendered as one
+    small document and the ids read back. Cached per page and engine.
     """
     return list(_heading_ids(markdown, engine))
 
@@ -62,21 +67,33 @@ def _heading_ids(markdown: str, engine: MarkdownEngine) -> tuple[str | None, ...
     lines = markdown.splitlines(keepends=True)
     headings = [s for s in segment(markdown, engine) if s.kind == "heading"]
     heading_lines = {s.start[0] for s in headings}
+    own = [has_own_id(lines, s) for s in headings]
+    if all(_PLAIN.fullmatch(s.msgid) and "--" not in s.msgid for s, o in zip(headings, own) if not o):
+        # Plain text slugs as it reads: toc's own slugify and unique(), no rendering.
+        toc = _toc(engine)
+        if toc is not None:
+            used = {m.group(1) for number, line in enumerate(lines) for m in _ATTR_ID.finditer(line)}
+            return tuple(None if o else unique(toc.slugify(s.msgid, toc.sep), used, {}) for s, o in zip(headings, own))
     doc = [line.rstrip("\r\n") for line in lines if _REF_DEF.match(line)]
     for number, line in enumerate(lines):
         if number not in heading_lines:
             doc += [f"x\n{{: #{m.group(1)} }}" for m in _ATTR_ID.finditer(line)]
-    explicit = []
     for seg in headings:
         attrs = _HEADING_ATTRS.search(_tail(lines, seg))
-        explicit.append(bool(attrs and _HAS_ID.search(attrs.group(0))))
         text = _FOOTNOTE_REF.sub("", seg.msgid.replace("\n", " "))
         doc.append(f"## {text}{attrs.group(0) if attrs else ''}")
     html = engine.convert("\n\n".join(doc) + "\n", without=("pymdownx.snippets",))
     found = _HEADING_ID.findall(html)
     if len(found) != len(headings):  # not every line rendered as a heading: give no ids rather than wrong ones
         return tuple(None for _ in headings)
-    return tuple(None if own else found_id for own, found_id in zip(explicit, found))
+    return tuple(None if o else found_id for o, found_id in zip(own, found))
+
+
+@functools.lru_cache(maxsize=16)
+def _toc(engine: MarkdownEngine):
+    """The engine's toc treeprocessor (its ``slugify`` and ``sep`` are the site's options)."""
+    md = engine.markdown(without=("pymdownx.snippets",))
+    return md.treeprocessors["toc"] if "toc" in md.treeprocessors else None
 
 
 def heading_anchor(lines: list[str], seg: Segment, text: str, english_id: str | None) -> tuple[str, tuple[int, int]]:

@@ -165,3 +165,13 @@ def test_14_a_message_translated_as_itself_gives_back_the_source_bytes():
     result = render(source, {s.msgid: s.msgid for s in segs}, engine=DEFAULT_ENGINE)
     assert result.markdown == source
     assert result.translated == result.total == 2 and result.percent == 100.0
+
+
+def test_11_plain_headings_slug_as_the_toc_extension_does_around_taken_ids():
+    """Plain-text headings are slugged without rendering (toc's slugify and unique): the
+    ids must be those the engine gives, an attribute-list id elsewhere taken."""
+    source = "# Gradient sync\n\n## Gradient sync\n\nx\n{ #gradient-sync_2 }\n\n## Gradient sync\n\n## Own { #own }\n"
+    english = BeautifulSoup(DEFAULT_ENGINE.convert(source), "html.parser").find_all(re.compile("^h[1-6]$"))
+    out = render(source, {"Gradient sync": "Синхронизация"}, engine=DEFAULT_ENGINE).markdown
+    ids = [h["id"] for h in BeautifulSoup(DEFAULT_ENGINE.convert(out), "html.parser").find_all(re.compile("^h[1-6]$"))]
+    assert ids == [h["id"] for h in english] == ["gradient-sync", "gradient-sync_1", "gradient-sync_3", "own"]
