@@ -95,7 +95,14 @@ class Syntax:
                 first = text.count("\n", 0, m.start())
                 out.append((first, first + m.group(0).count("\n") + (0 if m.group(0).endswith("\n") else 1)))
             return out
-        return _superfences_ranges(proc, lines)
+        return _superfences_ranges(self._fence_recorder, lines)
+
+    @functools.cached_property
+    def _fence_recorder(self):
+        proc = self._md.preprocessors["fenced_code_block"]
+        rec = _recorder()(proc.md)
+        rec.config, rec.extension = proc.config, proc.extension
+        return rec
 
     def snippet_notation(self, lines: list[str]) -> list[bool]:
         """Which lines pymdownx.snippets treats as its notation (include lines, block
@@ -124,10 +131,8 @@ def _recorder() -> type:
     return _Recorder
 
 
-def _superfences_ranges(proc, lines: list[str]) -> list[tuple[int, int]]:
+def _superfences_ranges(rec, lines: list[str]) -> list[tuple[int, int]]:
     """Run superfences' own line scanner (``search_nested``) on the page's lines."""
-    rec = _recorder()(proc.md)
-    rec.config, rec.extension = proc.config, proc.extension
     rec.found = []
     rec.run([line.expandtabs(4) for line in lines])  # NormalizeWhitespace runs first
     return rec.found
