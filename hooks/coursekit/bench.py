@@ -131,6 +131,7 @@ def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
     from .fuzz import RAW_WORDS, check, documents
 
     seen = [0]
+    start = time.perf_counter()
 
     @hypothesis_seed(seed)
     @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
@@ -138,9 +139,10 @@ def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
     @given(documents())
     def run(page):
         seen[0] += 1
+        if seen[0] % 1000 == 0:
+            print(f"fuzz-segment: {seen[0]} pages, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
         check(page, raw_words=RAW_WORDS)
 
-    start = time.perf_counter()
     failure = None
     try:
         run()

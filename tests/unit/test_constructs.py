@@ -8,10 +8,7 @@ construct, and its messages are named. The truth is Python-Markdown with the ext
 """
 from __future__ import annotations
 
-import logging
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
