@@ -67,7 +67,7 @@ def test_every_language_has_its_own_tree_of_every_page(site):
 def test_pages_carry_their_language_and_translated_title(site, language, page):
     soup = soup_of(site, language, page)
     assert soup.html["lang"] == language
-    english_title = segment((PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8"))[0].msgid
+    english_title = segment((PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8"), PROJECT.engine)[0].msgid
     if language == PROJECT.default_language:
         expected = english_title
     else:
