@@ -10,7 +10,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, OUTPUT_NOTHING, OUTPUT_ORDER,
+from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
                         OUTPUT_PLACEHOLDERS, OUTPUT_RANK, OUTPUT_TITLE, PROCESSES, VERIFIED, VERIFIED_FAILS,
                         VERIFIED_HANGS, Interface)
 from .project import Project
@@ -105,7 +105,12 @@ def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
         lines += [f"{indent}{_escape(ui.text(OUTPUT_ORDER))}", ""]
     for label, text in record.output.items():
         m = _RANK.match(label)
-        name = ui.text(OUTPUT_RANK, rank=int(m["rank"])) if m else label
+        if m is None:
+            name = label
+        elif m["attempt"] is None:
+            name = ui.text(OUTPUT_RANK, rank=int(m["rank"]))
+        else:
+            name = ui.text(OUTPUT_ATTEMPT, rank=int(m["rank"]), attempt=int(m["attempt"]))
         lines += [f"{indent}/// tab | {name}", ""]
         if text:
             ticks = "`" * max(3, 1 + max((len(t) - len(t.lstrip("`")) for t in text), default=0))

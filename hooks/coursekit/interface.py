@@ -46,8 +46,10 @@ AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
 OUTPUT_TITLE = UIString("Output of the verified run",
                         "title of the collapsed block under a launch command: what the program printed in the run that verified it")
 OUTPUT_RANK = UIString("rank %(rank)d", "tab of the verified output: what one process (rank) printed")
+OUTPUT_ATTEMPT = UIString("rank %(rank)d, attempt %(attempt)d",
+                          "tab of the verified output when torchrun restarted the workers: one rank in one attempt (0 is the first)")
 OUTPUT_NOTHING = UIString("This rank printed nothing.", "verified output: the tab of a rank that printed nothing")
-OUTPUT_ORDER = UIString("All ranks print at once: in your terminal their lines can come in any order.",
+OUTPUT_ORDER = UIString("The ranks print at the same time: in your terminal their lines can come in any order.",
                         "verified output: note above the per-rank tabs")
 OUTPUT_PLACEHOLDERS = UIString("Values that change from run to run are shown as:",
                                "verified output: followed by the placeholders used, e.g. `<port>`, `<pid>`")
@@ -74,7 +76,7 @@ NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
-           OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
+           OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
            QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
