@@ -26,8 +26,9 @@ from .extract import page_messages, site_kinds, site_messages
 from .markdown_engine import engine_for
 from .project import Project
 from .safety import DEFAULT_KIND, TranslationCheck, check_for
+from .segment import syntax_warnings
 
-__all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "project_check",
+__all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "page_warnings", "project_check",
            "refused_messages", "translation_warnings"]
 
 
@@ -304,6 +305,21 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
     return out
 
 
+def page_warnings(project: Project) -> list[str]:
+    """Container syntax on the English pages that the site's engine does not enable (it
+    renders as text, and nothing is offered to translators as a title), one
+    ``docs/page.md:line: problem; remedy`` line each (:func:`coursekit.segment.syntax_warnings`)."""
+    out = []
+    for page in project.pages():
+        path = project.docs_dir / page
+        shown = path.relative_to(project.root).as_posix()
+        for line, message in syntax_warnings(path.read_text(encoding="utf-8"), project.engine):
+            out.append(f"{shown}:{line}: {message}")
+    return out
+
+
+def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False) -> list[str]:
+    """Problems of every catalog of the given languages (all by default), sorted by file."""
 def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False,
                   checker: TranslationCheck | None = None) -> list[str]:
     """Problems of every catalog of the given languages (all by default), by file, then

@@ -12,7 +12,7 @@ from mkdocs.exceptions import ConfigurationError
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project, project_check, refused_messages
+from .check import check_project, page_warnings, project_check, refused_messages
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -74,6 +74,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    found = page_warnings(project) + found
     for line in found:
         print(line)
     if not found:
@@ -89,7 +90,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
 
     project = Project.load(args.config)
-    parts = tuple(args.only) if args.only else ("build", "render", "check", "reload", "scale", "snippets")
+    parts = tuple(args.only) if args.only else ("build", "render", "check", "reload", "scale", "snippets", "flakes")
     run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors), args.fuzz_translations)
     return 0
 
@@ -123,10 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
                                    "mkdocs serve, time per page at 10x and 50x the pages, the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, and the safety "
-                                   "check per message; with --only fuzz, the safety check's fuzz property over "
-                                   "--fuzz-translations mutated translations (not part of the default run: ~30 min).")
-    p.add_argument("--only", action="append", choices=("build", "render", "check", "reload", "scale", "snippets", "fuzz"),
+                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, the safety "
+                                   "check per message, and each program's flake rate over ten bare runs of its page's "
+                                   "launch line; with --only fuzz, the safety check's fuzz property over "
+                                   "--fuzz-translations mutated translations, and with --only fuzz-segment, the "
+                                   "segmenter's differential fuzzer on 20,000 random pages (neither is part of the "
+                                   "default run: about half an hour each).")
+    p.add_argument("--only", action="append", choices=("build", "render", "check", "reload", "scale", "snippets", "flakes", "fuzz",
+                                                         "fuzz-segment"),
                    help="run only this part (repeatable)")
     p.add_argument("--fuzz-translations", type=int, default=100_000, metavar="N",
                    help="mutated translations the fuzz part tries at least (default: %(default)s)")

@@ -46,6 +46,14 @@ class Project:
     config: dict
     config_file: Path | None = None
 
+    @property
+    def engine(self):
+        """The site's Markdown engine (:func:`coursekit.markdown_engine.engine_for` of
+        this mkdocs.yml): what decides blocks, titles, code and prose of its pages."""
+        from .markdown_engine import engine_for
+
+        return engine_for(self.config_file or self.root / "mkdocs.yml")
+
     @classmethod
     def load(cls, config_file: Path | str = "mkdocs.yml") -> "Project":
         """Read a project from its mkdocs.yml.

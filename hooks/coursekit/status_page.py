@@ -23,7 +23,7 @@ def _title(project: Project, page: Path, language: str, catalog) -> str:
     """The page's title in a language: its first heading, translated when possible."""
     english = next((e.msgid for e in catalog or () if e.comment.startswith("heading")), None)
     if english is None:
-        segments = segment((project.docs_dir / page).read_text(encoding="utf-8"))
+        segments = segment((project.docs_dir / page).read_text(encoding="utf-8"), project.engine)
         english = next((s.msgid for s in segments if s.kind == "heading"), page.stem)
     if language == project.default_language:
         return english
@@ -41,7 +41,7 @@ def _rows(project: Project, language: str, ui: Interface, checker: TranslationCh
             st = catalog_stats(catalog, refused_messages(project, path, checker))
             # the share the reader sees, computed as the page's notice computes it
             source = (project.docs_dir / page).read_text(encoding="utf-8")
-            shown = render(source, po.translations(catalog), accept=checker.page(source).accept).percent
+            shown = render(source, po.translations(catalog), accept=checker.page(source).accept, engine=project.engine).percent
             rows.append((page, title, ui.text(PERCENT, percent=int(shown)), str(st.fuzzy), str(st.untranslated)))
         else:  # the whole page is shown in English; say why rather than "0 untranslated"
             rows.append((page, title, ui.text(PERCENT, percent=0), "—", _cell(ui.text(STATUS_NO_CATALOG))))
