@@ -8,7 +8,7 @@ the test in tests/snippets/test_data_vs_model_parallelism/test_data_parallel.py 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 data_parallel.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 120 s
 """
 import os
 
@@ -74,7 +74,14 @@ def main() -> None:
             p.grad /= world_size  # the sum of the shares' gradients becomes their mean
         optimizer.step()  # the same update on every rank
         # --8<-- [end:average]
-        print(f"rank {rank}: step {step}, loss on its {len(x)} samples {loss.item():.4f}")
+
+        # --8<-- [start:report]
+        total = loss.detach().clone()
+        dist.all_reduce(total)  # the sum of the shares' mean losses
+        if rank == 0:  # one rank prints, so that the ranks' lines do not mix
+            print(f"step {step}: loss {total.item() / world_size:.4f}, "
+                  f"the mean of {world_size} shares of {len(x)} samples")
+        # --8<-- [end:report]
 
     dist.destroy_process_group()
 

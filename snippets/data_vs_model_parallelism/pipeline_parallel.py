@@ -8,7 +8,7 @@ the test in tests/snippets/test_data_vs_model_parallelism/test_pipeline_parallel
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 pipeline_parallel.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 120 s
 """
 import os
 

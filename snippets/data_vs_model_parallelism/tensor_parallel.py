@@ -1,6 +1,6 @@
-"""Tensor parallelism on a device mesh: the first linear layer split column-wise, the
-second row-wise, so each process holds half of each weight and one all-reduce combines
-the partial results.
+"""Tensor parallelism on a device mesh: in each of two feed-forward blocks the first linear
+layer is split column-wise and the second row-wise, so each process holds half of each
+weight; CommDebugMode counts the all-reduces of the forward and the backward pass.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
 The launch section below is the single source of how it runs: the page shows it and
@@ -9,7 +9,7 @@ the test in tests/snippets/test_data_vs_model_parallelism/test_tensor_parallel.p
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 tensor_parallel.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 120 s
 """
 import os
 
@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor.debug import CommDebugMode
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 BATCH = 4
@@ -63,32 +64,42 @@ def main() -> None:
     mesh = init_device_mesh(device.type, (world_size,), mesh_dim_names=("tp",))
     # --8<-- [end:mesh]
 
-    torch.manual_seed(0)  # reproducible initial weights
+    torch.manual_seed(rank)  # each rank draws different weights: only rank 0's are kept
     # --8<-- [start:parallelize]
-    model = FeedForward().to(device)
-    model = parallelize_module(model, mesh, {
-        "up": ColwiseParallel(),  # split the output features
-        "down": RowwiseParallel(),  # split the input features, all-reduce the output
-    })
+    model = nn.Sequential(FeedForward(), FeedForward()).to(device)  # two blocks, as a transformer stacks them
+    for block in model:
+        parallelize_module(block, mesh, {
+            "up": ColwiseParallel(),  # split the output features
+            "down": RowwiseParallel(),  # split the input features, all-reduce the output
+        })
     # --8<-- [end:parallelize]
 
     # --8<-- [start:shards]
-    for name, param in model.named_parameters():  # DTensors: a global shape, a local shard
-        local = param.to_local()
-        print(f"rank {rank}: {name} {tuple(param.shape)} {param.placements[0]!r}, "
-              f"holds {tuple(local.shape)}")
+    if rank == 0:  # every rank holds shards of the same shapes; one of them prints
+        for name, param in model[0].named_parameters():  # DTensors: a global shape, a local shard
+            print(f"{name} {tuple(param.shape)} {param.placements[0]!r}, "
+                  f"each rank holds {tuple(param.to_local().shape)}")
     # --8<-- [end:shards]
 
     # --8<-- [start:step]
     x, y = make_batch()  # every rank feeds the same full input
     x, y = x.to(device), y.to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    out = model(x)  # a plain tensor, the same on every rank
+    with CommDebugMode() as forward_comms:
+        out = model(x)  # not a DTensor: an ordinary tensor, the same on every rank
     loss = nn.functional.mse_loss(out, y)
-    loss.backward()  # each rank gets the gradient of its own shards
+    with CommDebugMode() as backward_comms:
+        loss.backward()  # each rank gets the gradient of its own shards
     optimizer.step()
-    print(f"rank {rank}: output {tuple(out.shape)}, loss {loss.item():.4f}")
     # --8<-- [end:step]
+
+    # --8<-- [start:count]
+    if rank == 0:
+        print(f"output {tuple(out.shape)}, loss {loss.item():.4f}")
+        for phase, comms in (("forward", forward_comms), ("backward", backward_comms)):
+            counts = {str(op).split(".")[-1]: n for op, n in comms.get_comm_counts().items()}
+            print(f"{phase} pass: {counts}")
+    # --8<-- [end:count]
 
     dist.destroy_process_group()
 

@@ -12,9 +12,12 @@ PLUGIN = "record_data_vs_model_parallelism"
 TOL = dict(rtol=1e-5, atol=1e-6)
 
 
-def _run(program: Path, tmp_path_factory, pytestconfig, *, exact_world_size: int | None = None) -> JobResult:
-    """Run a program's launch command on a scratch copy of its folder, with the recorder."""
-    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,), exact_world_size=exact_world_size)
+def _run(program: Path, tmp_path_factory, pytestconfig, *, exact_world_size: int | None = None,
+         plugins: tuple[str, ...] = ()) -> JobResult:
+    """Run a program's launch command on a scratch copy of its folder, with the lesson's
+    recorder and any further ``plugins`` (see ``tests/harness/``)."""
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN, *plugins),
+                       exact_world_size=exact_world_size)
 
 
 def _load(model: nn.Module, values: list[torch.Tensor]) -> nn.Module:
@@ -37,3 +40,15 @@ def _assert_all_close(actual: list[torch.Tensor], expected: list[torch.Tensor]) 
     assert len(actual) == len(expected)
     for a, e in zip(actual, expected):
         torch.testing.assert_close(a, e, **TOL)
+
+
+def _seeded(factory, seed: int):
+    """What ``factory()`` builds right after ``torch.manual_seed(seed)``, as a program's
+    rank does after seeding its global generator."""
+    torch.manual_seed(seed)
+    return factory()
+
+
+def _lines(job: JobResult, local_rank: int) -> list[str]:
+    """The non-empty lines one worker printed (torchrun's per-rank log)."""
+    return [line for line in job.stdout(local_rank).splitlines() if line.strip()]
