@@ -14,12 +14,11 @@ from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
-from coursekit.build_context import interface_of, language_of, project_of
-from coursekit.check import page_warnings, translation_warnings
+from coursekit.build_context import check_of, interface_of, language_of, project_of
+from coursekit.check import page_warnings, refused_messages, translation_warnings
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
 from coursekit.notice import with_notice
 from coursekit.render import render
-from coursekit.safety import accept
 from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 
 log = logging.getLogger("mkdocs.hooks.i18n_render")
@@ -31,7 +30,9 @@ def on_config(config):
     project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
     table = {}
     if language != default:
-        table = po.translations(po.load_cached(project.site_catalog_path(language)))
+        path = project.site_catalog_path(language)
+        refused = refused_messages(project, path, check_of(config))  # on_pre_build warns about them
+        table = {k: v for k, v in po.translations(po.load_cached(path)).items() if k not in refused}
     for key in SITE_CONFIG_KEYS:
         english = project.config.get(key)
         if english:
@@ -62,7 +63,7 @@ def on_pre_build(config):
     for warning in page_warnings(project):  # syntax the site does not enable renders as text
         log.warning(warning)
     for code in project.languages:  # a po.CatalogError stops the build with file:line: reason
-        for warning in translation_warnings(project, code):
+        for warning in translation_warnings(project, code, check_of(config)):
             log.warning(warning)
 
 
@@ -84,19 +85,18 @@ def on_page_markdown(markdown, page, config, files):
     project = project_of(config)
     language, default = language_of(config)
     if page.file.src_uri == STATUS_PAGE_URI:
-        return status_markdown(project, language, interface_of(config))
+        return status_markdown(project, language, interface_of(config), check_of(config))
     if language == default:
         return markdown
     catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
-    if catalog is None:  # on_pre_build warned
-        return render(markdown, {}, fallback_lang=default, engine=project.engine).markdown
+    # A missing catalog renders like an empty one (on_pre_build warned), notice included.
     result = render(markdown, po.translations(catalog), fallback_lang=default,
-                    accept=accept, engine=project.engine)
+                    accept=check_of(config).page(markdown).accept, engine=project.engine)
     # on_pre_build warned about result.missing and result.rejected; both show in English.
-    if result.translated < result.total:
+    if result.translated < result.total or catalog is None:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
         url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
-        return with_notice(result.markdown, result.percent, url, interface_of(config), default)
+        return with_notice(result.markdown, 0 if catalog is None else result.percent, url, interface_of(config), default)
     return result.markdown
 
 

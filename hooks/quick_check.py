@@ -20,7 +20,8 @@ _MARKER = "    type: quiz"
 
 def on_page_markdown(markdown, page, config, files):
     """Append the quiz strings (JSON, for course.js) to pages that have a quick check."""
-    if _MARKER not in markdown:
+    # Decided on the page's source, not its translation: a msgstr is no place for a quiz.
+    if _MARKER not in page.file.content_string:
         return markdown
     ui = interface_of(config)  # a broken catalog raises a PluginError: file:line: reason
     strings = {"check": ui.text(QUIZ_CHECK), "right": ui.text(QUIZ_RIGHT), "wrong": ui.text(QUIZ_WRONG),

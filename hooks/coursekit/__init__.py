@@ -4,7 +4,12 @@ Modules, one job each:
 
 * :mod:`coursekit.segment`       -- cut an English page into messages with source spans;
 * :mod:`coursekit.render`        -- splice a catalog's translations back into a page;
-* :mod:`coursekit.safety`        -- reject translations that change or add markup;
+* :mod:`coursekit.safety`        -- accept a translation only if it renders to its msgid's structure;
+* :mod:`coursekit.skeleton`      -- the element skeleton of rendered HTML, text left out;
+* :mod:`coursekit.fuzz_safety`   -- fuzzing the safety check against the site's engine (tests, bench);
+* :mod:`coursekit.fuzz`          -- the differential fuzzer of the segmenter (tests, bench);
+* :mod:`coursekit.syntax`        -- where Python-Markdown and the extensions read block syntax;
+* :mod:`coursekit.anchors`       -- heading anchors kept from the English page;
 * :mod:`coursekit.catalog`       -- read, write and merge gettext catalogs (polib);
 * :mod:`coursekit.extract`       -- extract messages and update every catalog;
 * :mod:`coursekit.check`         -- validate catalogs (``course check``);

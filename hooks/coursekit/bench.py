@@ -15,6 +15,11 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   (nothing changed), against the serial floor: the same number of ``torchrun`` jobs with
   the same process counts, each only importing torch and creating and destroying its
   process group;
+* check: the safety check (:mod:`coursekit.safety`) per message, cold (nothing judged
+  yet, the English side rendered too) and warm (remembered), over every translation;
+* fuzz (only with ``--only fuzz``, about half an hour on two cores): the fuzz property of
+  the safety check (:mod:`coursekit.fuzz_safety`) over at least ``--fuzz-translations``
+  mutated translations, in seeded runs of 500 examples.
 * flakes: every program's bare run (the page's launch line, no harness) ten times, and
   how many of those runs failed.
 
@@ -39,6 +44,8 @@ from importlib import metadata
 from pathlib import Path
 
 from . import catalog as po
+from . import safety
+from .check import judged, project_check
 from .net import free_port
 from .project import Project
 from .render import render
@@ -107,23 +114,65 @@ def bench_build(project: Path, repeat: int) -> dict:
 
 
 def bench_render(project: Path, repeat: int) -> dict:
-    """Seconds per page of render() with each language's catalog (in-process)."""
+    """Seconds per page of render() with each language's catalog (in-process), with the
+    safety check's judgements already made (as in a build, after on_pre_build)."""
     proj = Project.load(project / "mkdocs.yml")
+    check = project_check(proj)
     jobs = []
     for page in proj.pages():
         source = (proj.docs_dir / page).read_text(encoding="utf-8")
         for language in proj.languages:
             path = proj.catalog_path(language, page)
-            jobs.append((source, po.translations(po.load_cached(path))))
+            jobs.append((source, po.translations(po.load_cached(path)), check.page(source).accept))
     samples = []
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()
-        for source, table in jobs:
-            render(source, table, fallback_lang=proj.default_language, engine=proj.engine)  # as the hook calls it
+        for source, table, accept in jobs:
+            render(source, table, accept=accept, fallback_lang=proj.default_language, engine=proj.engine)  # as the hook calls it
         samples.append((time.perf_counter() - start) / len(jobs))
     return {"pages": len(jobs), "per_page_s": _stat(samples)}
 
 
+def bench_check(project: Path, repeat: int) -> dict:
+    """Seconds per message of the safety check over every translation of every catalog:
+    cold (caches cleared: each msgid and msgstr rendered) and warm (remembered)."""
+    proj = Project.load(project / "mkdocs.yml")
+    project_check(proj)  # load mkdocs.yml once, outside the timing
+    catalogs = [path for language in proj.languages for path in proj.catalog_files(language)]
+    cold, warm, messages = [], [], 0
+    for _ in range(repeat):
+        safety.clear_caches()
+        check = project_check(proj)
+        start = time.perf_counter()
+        messages = sum(len(list(judged(proj, path, po.load_cached(path), check))) for path in catalogs)
+        cold.append((time.perf_counter() - start) / messages)
+        start = time.perf_counter()
+        sum(len(list(judged(proj, path, po.load_cached(path), check))) for path in catalogs)
+        warm.append((time.perf_counter() - start) / messages)
+    return {"messages": messages, "cold_per_message_s": _stat(cold), "warm_per_message_s": _stat(warm)}
+
+
+FUZZ_MESSAGES = 80  # translations mutated per page rendering in the long run (the test: coursekit.fuzz_safety.MAX_MESSAGES)
+
+
+def bench_fuzz(root: Path, translations: int) -> dict:
+    """The fuzz property over at least ``translations`` mutated translations (seeded runs
+    of 500 Hypothesis examples, seeds 0, 1, …, up to :data:`FUZZ_MESSAGES` translations
+    of one page each); the count of accepted translations that changed a page's
+    structure must be 0."""
+    from .fuzz_safety import FuzzReport, corpus, families_table, run_fuzz  # needs Hypothesis (the test extra)
+
+    pages = sorted((root / "tests" / "unit" / "pages").glob("*.md"))
+    fuzz_corpus = corpus(Project.load(root / "mkdocs.yml"), pages)
+    report, seed = FuzzReport(), 0
+    while report.tried < translations:
+        run_fuzz(fuzz_corpus, 500, seed=seed, report=report, stop_on_failure=False, max_messages=FUZZ_MESSAGES)
+        seed += 1
+        print(f"fuzz, seeds 0-{seed - 1}: {report.line()}", flush=True)
+    print(families_table(report))
+    return {"examples": report.examples, "tried": report.tried, "accepted": report.accepted,
+            "rejected": report.rejected, "accepted_but_structure_changed": report.changed, "pages_rendered": report.renders,
+            "seconds": report.seconds, "seeds": seed, "families": report.families, "failures": report.failures}
 def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
     """The differential fuzzer of the segmenter (:mod:`coursekit.fuzz`) on ``examples``
     random pages: properties (a)-(d) against the default engine. Stops at the first
@@ -351,6 +400,17 @@ def _table(results: dict) -> str:
                          f"{row['build_s']:.1f} s, peak {row['peak_rss_mib']:.0f} MiB"))
         rows.append(("scale: slope (s per page)", f"{sc['slope_s_per_page']:.4f}", "",
                      f"per-page x{sc['per_page_ratio_largest_vs_smallest']:.2f}, memory/pages x{sc['memory_ratio_vs_page_ratio']:.2f}"))
+    ch = results.get("check")
+    if ch:
+        rows.append((f"safety check per message, cold ({ch['messages']} messages) (ms)",
+                     f"{1000 * ch['cold_per_message_s']['min']:.2f}", f"{1000 * ch['cold_per_message_s']['median']:.2f}", ""))
+        rows.append(("safety check per message, warm (µs)", f"{1e6 * ch['warm_per_message_s']['min']:.1f}",
+                     f"{1e6 * ch['warm_per_message_s']['median']:.1f}", ""))
+    fz = results.get("fuzz")
+    if fz:
+        rows.append((f"fuzz: {fz['tried']} translations in {fz['examples']} examples", f"{fz['accepted']} accepted",
+                     f"{fz['rejected']} rejected", f"{fz['accepted_but_structure_changed']} changed the page (aim 0), "
+                                                   f"{fz['seconds']:.0f} s"))
     fz = results.get("fuzz-segment")
     if fz:
         rows.append((f"fuzz-segment: pages run (seed {fz['seed']})", str(fz["examples"]), "",
@@ -381,8 +441,10 @@ def _table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, factors: tuple[int, ...] = (1, 10, 50)) -> dict:
-    """Run the chosen parts (build, render, reload, scale, snippets, flakes); print and save the table.
+def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, factors: tuple[int, ...] = (1, 10, 50),
+              fuzz_translations: int = 100_000) -> dict:
+    """Run the chosen parts (build, render, check, reload, scale, snippets, flakes, fuzz,
+    fuzz-segment); print and save the table.
 
     Args:
         root: the project root.
@@ -390,6 +452,7 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
         repeat: runs per figure for the quick figures (slow ones run once per setting).
         json_path: where the JSON result goes.
         factors: page multipliers for the scale part.
+        fuzz_translations: mutated translations the fuzz part tries at least.
 
     Returns:
         The results mapping that was written as JSON.
@@ -401,12 +464,16 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
             results["build"] = bench_build(project, repeat)
         if "render" in parts:
             results["render"] = bench_render(project, repeat)
+        if "check" in parts:
+            results["check"] = bench_check(project, repeat)
         if "reload" in parts:
             results["reload"] = bench_reload(project, repeat)
     if "scale" in parts:
         results["scale"] = bench_scale(root, factors)
     if "snippets" in parts:
         results["snippets"] = bench_snippets(root, repeat)
+    if "fuzz" in parts:
+        results["fuzz"] = bench_fuzz(root, fuzz_translations)
     if "flakes" in parts:
         results["flakes"] = bench_flakes(root)
     if "fuzz-segment" in parts:

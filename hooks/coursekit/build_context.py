@@ -1,18 +1,22 @@
 """What an MkDocs build is doing: which project and which language, for the hooks.
 
-Reads only attributes of the MkDocs config (``config_file_path``, the mkdocs-static-i18n
-plugin's ``current_language``/``default_language``), so it imports nothing from MkDocs.
+Reads only attributes of the MkDocs config (``config_file_path``, ``markdown_extensions``,
+the mkdocs-static-i18n plugin's ``current_language``/``default_language``), so it imports
+nothing from MkDocs.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from . import catalog as po
+from .check import refused_messages
 from .filecache import StatCache
 from .interface import Interface, interface_for
+from .markdown_engine import engine_of
 from .project import Project
+from .safety import TranslationCheck, check_for
 
-__all__ = ["i18n_plugin", "interface_of", "language_of", "project_of"]
+__all__ = ["check_of", "i18n_plugin", "interface_of", "language_of", "project_of"]
 
 
 _project = StatCache(Project.load)
@@ -38,8 +42,15 @@ def language_of(config) -> tuple[str, str]:
     return plugin.current_language or plugin.default_language, plugin.default_language
 
 
+def check_of(config) -> TranslationCheck:
+    """The safety check of the build: the Markdown engine MkDocs renders pages with
+    (:func:`coursekit.markdown_engine.engine_of`)."""
+    return check_for(engine_of(config))
+
+
 def interface_of(config) -> Interface:
-    """Interface strings in the language being built (English for the default language).
+    """Interface strings in the language being built (English for the default language);
+    a translation the safety check refuses shows in English.
 
     Raises:
         coursekit.catalog.CatalogError: the language's site catalog cannot be read.
@@ -47,4 +58,7 @@ def interface_of(config) -> Interface:
     language, default = language_of(config)
     if language == default:
         return interface_for(None)
-    return interface_for(po.load_cached(project_of(config).site_catalog_path(language)))
+    project = project_of(config)
+    path = project.site_catalog_path(language)
+    catalog = po.load_cached(path)
+    return interface_for(catalog, frozenset(refused_messages(project, path, check_of(config))))

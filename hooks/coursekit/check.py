@@ -4,12 +4,14 @@ Checks (gettext manual, "The Format of PO Files" and "Invoking the msgfmt Progra
 syntax and encoding, line ends, the ``Language``/``Plural-Forms``/``Content-Type``
 headers, duplicate msgids, msgids that are not in the English source (hand-edited),
 plural forms count, ``python-format`` placeholders (as ``msgfmt --check-format`` would,
-but for Python's ``%(name)s`` syntax) and the safety of every translation
-(:mod:`coursekit.safety`).
-Optionally each file is also given to GNU ``msgfmt --check``.
+but for Python's ``%(name)s`` syntax), the safety of every translation
+(:mod:`coursekit.safety`, judged as the block each message is on its English page) and
+catalogs missing for an English page. Optionally each file is also given to GNU
+``msgfmt --check``.
 """
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import subprocess
@@ -17,14 +19,40 @@ from collections import Counter
 from pathlib import Path
 
 from babel.messages.plurals import get_plural
+from mkdocs.exceptions import ConfigurationError, MkDocsException
 
 from . import catalog as po
-from .extract import page_messages, site_messages
+from .extract import page_messages, site_kinds, site_messages
+from .markdown_engine import engine_for
 from .project import Project
-from .safety import problems as safety_problems
+from .safety import DEFAULT_KIND, TranslationCheck, check_for
 from .segment import syntax_warnings
 
-__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check", "page_warnings", "translation_warnings"]
+__all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "page_warnings", "project_check",
+           "refused_messages", "translation_warnings"]
+
+
+def project_check(project: Project) -> TranslationCheck:
+    """The safety check of a project's site outside a build: the Markdown engine its
+    mkdocs.yml configures (:func:`coursekit.markdown_engine.engine_for`).
+
+    Raises:
+        mkdocs.exceptions.ConfigurationError: MkDocs refuses mkdocs.yml; the message is
+            one line with MkDocs's reasons (which it would otherwise log on their own).
+    """
+    config_file = project.config_file or project.root / "mkdocs.yml"
+    found: list[str] = []
+    capture = logging.Handler(logging.WARNING)
+    capture.emit = lambda record: found.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("mkdocs.config")
+    logger.addHandler(capture)
+    try:
+        return check_for(engine_for(config_file))
+    except MkDocsException as exc:
+        reasons = "; ".join(found) or str(exc)
+        raise ConfigurationError(f"{config_file}: MkDocs cannot load it ({reasons}); fix it, then run: mkdocs build") from None
+    finally:
+        logger.removeHandler(capture)
 
 
 def _language_and_page(project: Project, path: Path) -> tuple[str, Path]:
@@ -89,12 +117,82 @@ def _msgstr_lines(lines: list[str], entry) -> dict[int | None, int]:
     return out
 
 
-def check_catalog(project: Project, path: Path) -> list[str]:
+def _english(project: Project, path: Path) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """What a catalog's messages are judged against: the English page's source and the
+    kinds each msgid has on it (``("", kinds of the site strings)`` for ``_site.po``;
+    ``("", {})`` for a catalog whose page is gone)."""
+    language, rel = _language_and_page(project, path)
+    if path == project.site_catalog_path(language):
+        return "", {msgid: (kind,) for msgid, kind in site_kinds(project).items()}
+    page = rel.with_suffix(".md")
+    if not (project.docs_dir / page).is_file():
+        return "", {}
+    kinds: dict[str, tuple[str, ...]] = {}
+    for message in page_messages(project, page):
+        kinds[message.msgid] = tuple(dict.fromkeys((*kinds.get(message.msgid, ()), message.comment)))
+    return (project.docs_dir / page).read_text(encoding="utf-8"), kinds
+
+
+def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
+    """``(entry, plural form or None, English, msgstr, reasons)`` for every used translation
+    (not fuzzy, not obsolete, not empty) of a catalog; ``reasons`` is what the safety
+    check refuses, empty when accepted."""
+    source, kinds = _english(project, path)
+    page = checker.page(source)
+    for entry in catalog:
+        if entry.obsolete or entry.fuzzy or not entry.msgid:
+            continue
+        if entry.msgid_plural:
+            pairs = [(i, entry.msgid_plural if i else entry.msgid, s) for i, s in sorted(entry.msgstr_plural.items()) if s]
+        else:
+            pairs = [(None, entry.msgid, entry.msgstr)] if entry.msgstr else []
+        for form, english, msgstr in pairs:
+            yield entry, form, english, msgstr, page.problems(english, msgstr, kinds.get(entry.msgid, (DEFAULT_KIND,)))
+
+
+def refused_messages(project: Project, path: Path, checker: TranslationCheck | None = None) -> dict[str, str]:
+    """The msgids of one catalog whose translation (any plural form) the safety check
+    refuses, with the reasons joined by ``"; "``; they show in English.
+
+    Args:
+        project: the project.
+        path: ``i18n/<lang>/<page>.po`` or ``_site.po``; a missing file has none.
+        checker: the site's check (default: :func:`project_check`).
+
+    Raises:
+        coursekit.catalog.CatalogError: the catalog cannot be read.
+    """
+    catalog = po.load_cached(path)
+    if catalog is None:
+        return {}
+    out: dict[str, str] = {}
+    for entry, _, _, _, reasons in judged(project, path, catalog, checker or project_check(project)):
+        if reasons:
+            out[entry.msgid] = "; ".join(filter(None, (out.get(entry.msgid), *reasons)))
+    return out
+
+
+def missing_catalogs(project: Project, language: str) -> list[str]:
+    """One line per catalog a language lacks: ``i18n/<lang>/<page>.po: no catalog; …``,
+    for every English page and for the site-wide strings (``_site.po``)."""
+    wanted = [(project.site_catalog_path(language), "the site-wide strings (mkdocs.yml values, badges, notices) are")]
+    wanted += [(project.catalog_path(language, page), f"{(project.docs_dir / page).relative_to(project.root).as_posix()} is")
+               for page in project.pages()]
+    return [f"{path.relative_to(project.root).as_posix()}: no catalog, so {what} shown in English in '{language}'; "
+            f"create it with: course update --lang {language}" for path, what in wanted if not path.is_file()]
+
+
+def check_catalog(project: Project, path: Path, checker: TranslationCheck | None = None) -> list[str]:
     """Problems of one catalog, each ``path:line: message; remedy``.
+
+    A translation the safety check refuses gives one line at its msgstr, its reasons
+    joined by ``"; "``, which is also the warning the build prints when it shows the
+    message in English.
 
     Args:
         project: the project (for the English source and the expected language).
         path: ``i18n/<lang>/<page>.po``.
+        checker: the site's safety check (default: :func:`project_check`).
 
     Returns:
         The problem lines; empty when the catalog is fine.
@@ -133,23 +231,16 @@ def check_catalog(project: Project, path: Path) -> list[str]:
         if expected is not None and entry.msgid not in expected:
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
                        "restore it, and run: course update")
-        if entry.fuzzy:
-            continue  # not used until a translator confirms it; checked then
-        if entry.msgid_plural:
+        if entry.msgid_plural and not entry.fuzzy:
             n = len(entry.msgstr_plural)
             if n != expected_plural.num_plurals:
                 out.append(f"{where}: {n} plural forms, {language!r} needs {expected_plural.num_plurals}")
-            pairs = [(i, entry.msgid_plural if i else entry.msgid, s) for i, s in entry.msgstr_plural.items() if s]
-        else:
-            pairs = [(None, entry.msgid, entry.msgstr)] if entry.msgstr else []
-        msgstr_at = _msgstr_lines(lines, entry)
-        python_format = "python-format" in entry.flags
-        for form, msgid, msgstr in pairs:
-            at = f"{shown}:{msgstr_at.get(form, entry.linenum)}"
-            reasons = safety_problems(msgid, msgstr)
-            if python_format:
-                reasons += format_problems(entry.msgid if form is None else msgid, msgstr)
-            out.extend(f"{at}: {reason}" for reason in reasons)
+    for entry, form, english, msgstr, reasons in judged(project, path, catalog, checker or project_check(project)):
+        at = f"{shown}:{_msgstr_lines(lines, entry).get(form, entry.linenum)}"
+        if "python-format" in entry.flags:
+            reasons = [*reasons, *format_problems(english, msgstr)]
+        if reasons:
+            out.append(f"{at}: {'; '.join(reasons)}")
     return out
 
 
@@ -172,17 +263,20 @@ def msgfmt_check(path: Path, shown: str | None = None) -> list[str]:
             if line.strip() and not skip.search(line)]
 
 
-def translation_warnings(project: Project, language: str) -> list[str]:
+def translation_warnings(project: Project, language: str, checker: TranslationCheck | None = None) -> list[str]:
     """What a build warns about one translation, before rendering any page.
 
-    Every problem :func:`check_catalog` finds in the language's catalogs, then, per
-    English page, a missing catalog or the number of its messages that will show in
-    English (untranslated, fuzzy, or new since the last ``course update``). Pages are
-    rendered regardless; ``mkdocs build --strict`` fails on any of these warnings.
+    Every problem :func:`check_catalog` finds in the language's catalogs, every missing
+    catalog (:func:`missing_catalogs`), then, per English page, the number of its
+    messages that will show in English (untranslated, fuzzy, or new since the last
+    ``course update``). Pages are rendered regardless; ``mkdocs build --strict`` fails on
+    any of these warnings.
 
     Args:
         project: the project.
         language: a translation language (not the default one).
+        checker: the safety check the build renders with (``check_for(engine_of(config))``;
+            default: :func:`project_check`).
 
     Returns:
         One line per warning, each naming a file (relative to the project root).
@@ -194,15 +288,14 @@ def translation_warnings(project: Project, language: str) -> list[str]:
     out: list[str] = []
     for path in project.catalog_files(language):
         po.load_cached(path)  # unreadable: raise, naming the file and line
-        out += check_catalog(project, path)
+        out += check_catalog(project, path, checker)
+    out += missing_catalogs(project, language)
     for page in project.pages():
         path = project.catalog_path(language, page)
         shown = path.relative_to(project.root)
         catalog = po.load_cached(path)
         if catalog is None:
-            out.append(f"{page.as_posix()}: no '{language}' catalog {shown}; the page is shown in English; "
-                       f"run: course update --lang {language}")
-            continue
+            continue  # reported above
         usable = po.translations(catalog)
         msgids = [m.msgid for m in page_messages(project, page)]
         missing = sum(1 for m in msgids if m not in usable)
@@ -227,10 +320,16 @@ def page_warnings(project: Project) -> list[str]:
 
 def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False) -> list[str]:
     """Problems of every catalog of the given languages (all by default), sorted by file."""
+def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False,
+                  checker: TranslationCheck | None = None) -> list[str]:
+    """Problems of every catalog of the given languages (all by default), by file, then
+    the catalogs each language lacks (:func:`missing_catalogs`)."""
     out: list[str] = []
+    checker = checker or project_check(project)
     for language in languages or project.languages:
+        out += missing_catalogs(project, language)
         for path in project.catalog_files(language):
-            out += check_catalog(project, path)
+            out += check_catalog(project, path, checker)
             try:
                 po.load_cached(path)
             except po.CatalogError:

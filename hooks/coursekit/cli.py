@@ -8,9 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from mkdocs.exceptions import ConfigurationError
+
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project, page_warnings
+from .check import check_project, page_warnings, project_check, refused_messages
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -34,11 +36,18 @@ def _languages(project: Project, args: argparse.Namespace) -> tuple[str, ...] | 
     return languages
 
 
-def _stats(project: Project, args: argparse.Namespace) -> list[tuple[str, Path, CatalogStats]]:
-    """``(language, catalog file, its stats)`` for every catalog of the chosen languages."""
-    return [(language, path, catalog_stats(po.load_cached(path)))
-            for language in _languages(project, args) or project.languages
-            for path in project.catalog_files(language)]
+def _stats(project: Project, args: argparse.Namespace) -> list[tuple[str, Path, CatalogStats | None]]:
+    """``(language, catalog file, its stats)`` for every catalog of the chosen languages,
+    translations the safety check refuses counted as untranslated; a page's missing
+    catalog comes with ``None``."""
+    checker = project_check(project)
+    rows: list[tuple[str, Path, CatalogStats | None]] = []
+    for language in _languages(project, args) or project.languages:
+        for path in project.catalog_files(language):
+            rows.append((language, path, catalog_stats(po.load_cached(path), refused_messages(project, path, checker))))
+        rows += [(language, project.catalog_path(language, page), None) for page in project.pages()
+                 if not project.catalog_path(language, page).is_file()]
+    return rows
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
@@ -47,10 +56,14 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     print(f"{'lang':<5} {'catalog':<24} {'translated':>10} {'fuzzy':>6} {'untransl.':>9} {'words %':>8}")
     for language, path, st in rows:
         name = path.relative_to(project.i18n_dir / language).with_suffix("").as_posix()
-        print(f"{language:<5} {name:<24} {st.translated:>10} {st.fuzzy:>6} {st.untranslated:>9} {st.percent:>7.1f}%")
-    below = [(path, st) for _, path, st in rows if st.percent < args.min]
-    for path, st in below:
-        print(f"{path.relative_to(project.root)}: {st.percent:.1f}% translated, below --min {args.min:g}%", file=sys.stderr)
+        if st is None:
+            print(f"{language:<5} {name:<24} {'no catalog':>35}")
+        else:
+            print(f"{language:<5} {name:<24} {st.translated:>10} {st.fuzzy:>6} {st.untranslated:>9} {st.percent:>7.1f}%")
+    shares = [(path, 0.0 if st is None else st.percent) for _, path, st in rows]
+    below = [(path, percent) for path, percent in shares if percent < args.min]
+    for path, percent in below:
+        print(f"{path.relative_to(project.root)}: {percent:.1f}% translated, below --min {args.min:g}%", file=sys.stderr)
     return 1 if below else 0
 
 
@@ -67,7 +80,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not found:
         print("all catalogs are valid")
         pending = [f"{path.relative_to(project.root)} ({st.fuzzy} fuzzy, {st.untranslated} untranslated)"
-                   for _, path, st in _stats(project, args) if st.fuzzy or st.untranslated]
+                   for _, path, st in _stats(project, args) if st is not None and (st.fuzzy or st.untranslated)]
         if pending:  # valid, but not finished: say so, since mkdocs build --strict fails on it
             print(f"not yet translated, shown in English and refused by mkdocs build --strict: {'; '.join(pending)}")
     return 1 if found else 0
@@ -77,8 +90,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
 
     project = Project.load(args.config)
-    parts = tuple(args.only) if args.only else ("build", "render", "reload", "scale", "snippets", "flakes")
-    run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors))
+    parts = tuple(args.only) if args.only else ("build", "render", "check", "reload", "scale", "snippets", "flakes")
+    run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors), args.fuzz_translations)
     return 0
 
 
@@ -110,12 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="measure build, reload, scale and snippet-suite costs against their floors",
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
-                                   "mkdocs serve, time per page at 10x and 50x the pages, and the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, and each "
-                                   "program's flake rate over ten bare runs of its page's launch line; with --only "
-                                   "fuzz-segment, the segmenter's differential fuzzer on 20,000 random pages (about half an hour).")
-    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets", "flakes", "fuzz-segment"),
+                                   "mkdocs serve, time per page at 10x and 50x the pages, the snippet suite cold, "
+                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, the safety "
+                                   "check per message, and each program's flake rate over ten bare runs of its page's "
+                                   "launch line; with --only fuzz, the safety check's fuzz property over "
+                                   "--fuzz-translations mutated translations, and with --only fuzz-segment, the "
+                                   "segmenter's differential fuzzer on 20,000 random pages (neither is part of the "
+                                   "default run: about half an hour each).")
+    p.add_argument("--only", action="append", choices=("build", "render", "check", "reload", "scale", "snippets", "flakes", "fuzz",
+                                                         "fuzz-segment"),
                    help="run only this part (repeatable)")
+    p.add_argument("--fuzz-translations", type=int, default=100_000, metavar="N",
+                   help="mutated translations the fuzz part tries at least (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")
     p.add_argument("--json", type=Path, default=Path("bench.json"), metavar="PATH", help="where to write the results (default: %(default)s)")
@@ -130,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except (CatalogError, ProjectError) as exc:
         print(exc, file=sys.stderr)
+        return 2
+    except ConfigurationError as exc:  # mkdocs.yml as MkDocs reads it (the safety check needs its Markdown engine)
+        print(str(exc).replace("\n", " "), file=sys.stderr)
         return 2
 
 

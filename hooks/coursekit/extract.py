@@ -9,7 +9,7 @@ from .interface import STRINGS
 from .project import Project
 from .segment import segment
 
-__all__ = ["page_messages", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS"]
+__all__ = ["page_messages", "site_kinds", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS"]
 
 # mkdocs.yml values shown on every page, translated through i18n/<lang>/_site.po.
 SITE_CONFIG_KEYS = {
@@ -44,6 +44,19 @@ def site_messages(project: Project) -> list[po.Message]:
     ]
     messages += [po.Message(s.msgid, s.comment, "hooks", s.plural, s.flags) for s in STRINGS]
     return messages
+
+
+def site_kinds(project: Project) -> dict[str, str]:
+    """Where each site-wide string goes, for the safety check (:mod:`coursekit.safety`):
+    mkdocs.yml values are written into HTML templates as they are (``"plain text"``),
+    interface strings say their own :attr:`coursekit.interface.UIString.kind`; the
+    plural English of a plural string is keyed too."""
+    kinds = {str(project.config[key]): "plain text" for key in SITE_CONFIG_KEYS if project.config.get(key)}
+    for s in STRINGS:
+        kinds.setdefault(s.msgid, s.kind)
+        if s.plural:
+            kinds.setdefault(s.plural, s.kind)
+    return kinds
 
 
 @dataclass

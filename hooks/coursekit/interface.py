@@ -19,11 +19,17 @@ __all__ = ["UIString", "STRINGS", "Interface", "interface_for"]
 
 @dataclass(frozen=True)
 class UIString:
-    """One interface string: its English text, plural form and a note for translators."""
+    """One interface string: its English text, plural form and a note for translators.
+
+    ``kind`` is where the string goes, for the safety check (:mod:`coursekit.safety`):
+    a paragraph, heading or table cell of Markdown, or ``"plain text"`` for strings that
+    templates write into the HTML as they are.
+    """
 
     msgid: str
     comment: str
     plural: str | None = None
+    kind: str = "paragraph"
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -57,40 +63,47 @@ HOW_VERIFIED = UIString("How the code on this site is verified", "tooltip of eve
 NOTICE_PARTIAL = UIString("%(percent)d%% of this page is translated. The rest is shown in English until a translator updates it.",
                           "notice at the top of a page whose translation is incomplete or outdated")
 NOTICE_LINK = UIString("Read the English original", "link in the incomplete-translation notice")
-STATUS_TITLE = UIString("Translation status", "title of the generated translation status page")
+STATUS_TITLE = UIString("Translation status", "title of the generated translation status page", kind="heading")
 STATUS_INTRO = UIString("How much of each page is translated into this language. Outdated and untranslated paragraphs are shown in English until they are translated.",
                         "first paragraph of the translation status page")
-STATUS_PAGE = UIString("Page", "translation status table: column header")
-STATUS_TRANSLATED = UIString("Translated", "translation status table: column header (percentage of words)")
-STATUS_FUZZY = UIString("Outdated", "translation status table: column header (fuzzy messages whose English changed)")
-STATUS_UNTRANSLATED = UIString("Untranslated", "translation status table: column header (messages with no translation)")
-STATUS_LANGUAGE = UIString("Language", "translation status table on the English site: column header")
+STATUS_PAGE = UIString("Page", "translation status table: column header", kind="table header")
+STATUS_TRANSLATED = UIString("Translated", "translation status table: column header (percentage of words)", kind="table header")
+STATUS_FUZZY = UIString("Outdated", "translation status table: column header (fuzzy messages whose English changed)",
+                        kind="table header")
+STATUS_UNTRANSLATED = UIString("Untranslated", "translation status table: column header (messages with no translation)",
+                               kind="table header")
+STATUS_NO_CATALOG = UIString("no catalog", "translation status table: in the Untranslated column of a page that has no "
+                             "catalog in this language yet, so the whole page is shown in English", kind="table cell")
+STATUS_LANGUAGE = UIString("Language", "translation status table on the English site: column header", kind="table header")
 QUIZ_CHECK = UIString("Check", "quick-check question: button that checks the chosen answer")
 QUIZ_RIGHT = UIString("Right.", "quick-check question: feedback when the chosen answer is right")
 QUIZ_WRONG = UIString("Not quite: the right answer is now marked.", "quick-check question: feedback when the chosen answer is wrong")
 QUIZ_CHOOSE = UIString("Choose an answer first.", "quick-check question: feedback when Check is pressed with nothing chosen")
-NOT_FOUND_TITLE = UIString("Page not found", "title of the 404 page")
+NOT_FOUND_TITLE = UIString("Page not found", "title of the 404 page", kind="plain text")
 NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, or the link may be mistyped.",
-                          "text of the 404 page")
-NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
-PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
+                          "text of the 404 page", kind="plain text")
+NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page", kind="plain text")
+PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does",
+                   kind="table cell")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
-           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
+           STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_NO_CATALOG, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
            QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
 
 
-_by_catalog: dict[int, tuple[object, "Interface"]] = {}
+_by_catalog: dict[tuple[int, frozenset], tuple[object, "Interface"]] = {}
 
 
-def interface_for(catalog: polib.POFile | None) -> "Interface":
-    """The :class:`Interface` of a catalog, built once per catalog object (``None``: English)."""
-    hit = _by_catalog.get(id(catalog))
+def interface_for(catalog: polib.POFile | None, refused: frozenset[str] = frozenset()) -> "Interface":
+    """The :class:`Interface` of a catalog, built once per catalog object and set of
+    refused msgids (``None``: English)."""
+    key = (id(catalog), refused)
+    hit = _by_catalog.get(key)
     if hit is None or hit[0] is not catalog:
-        hit = (catalog, Interface(catalog))
-        _by_catalog[id(catalog)] = hit
+        hit = (catalog, Interface(catalog, refused))
+        _by_catalog[key] = hit
     return hit[1]
 
 
@@ -101,13 +114,20 @@ class Interface:
         catalog: the language's site catalog, or ``None`` for English. Fuzzy and empty
             entries are left out (polib's ``to_binary`` writes translated entries only),
             so they show in English.
+        refused: msgids whose translation the safety check refuses
+            (:func:`coursekit.check.refused_messages`); they show in English too.
     """
 
-    def __init__(self, catalog: polib.POFile | None = None) -> None:
+    def __init__(self, catalog: polib.POFile | None = None, refused: frozenset[str] = frozenset()) -> None:
         if catalog is None:
             self._t: gettext.NullTranslations = gettext.NullTranslations()
-        else:
-            self._t = gettext.GNUTranslations(io.BytesIO(catalog.to_binary()))
+            return
+        if refused:
+            kept = polib.POFile()
+            kept.metadata = catalog.metadata
+            kept.extend(e for e in catalog if e.msgid not in refused)
+            catalog = kept
+        self._t = gettext.GNUTranslations(io.BytesIO(catalog.to_binary()))
 
     def text(self, s: UIString, count: int | None = None, **values) -> str:
         """Translate and fill one string.

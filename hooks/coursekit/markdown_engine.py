@@ -68,6 +68,18 @@ class MarkdownEngine:
         md.reset()
         return md.convert(text)
 
+    def configured(self, name: str, **options) -> "MarkdownEngine":
+        """The same engine with more options for one of its extensions, e.g.
+        ``engine.configured("toc", slugify=f)``; the options are merged over those of
+        mkdocs.yml. An extension the engine does not load is left out as before.
+
+        Returns:
+            A new :class:`MarkdownEngine` (this one is unchanged).
+        """
+        if name not in self.extensions:
+            return self
+        return MarkdownEngine(self.extensions, {**self.configs, name: {**dict(self.configs.get(name, {})), **options}})
+
     def __hash__(self) -> int:
         return hash(self.extensions)
 

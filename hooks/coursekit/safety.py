@@ -1,116 +1,472 @@
-"""Translations are untrusted input: check that a msgstr keeps its msgid's markup and adds
-nothing that could change the page's structure or run code.
+"""Translations are untrusted input: accept a msgstr only when it renders to the same
+structure as its msgid.
 
-Used by ``course check`` (every problem reported) and at build time (a failing
-translation renders in English, with a warning naming catalog, line and reason).
+A translation is judged by what it renders to, with the site's own Markdown engine
+(:mod:`coursekit.markdown_engine`: the extensions and options of mkdocs.yml), in the place
+its message has on a page, "the block it is": a paragraph, list item, quote, footnote,
+table cell or header, heading, or a block, admonition or tab title (chosen from the
+message's kind; an unknown kind is rendered as a paragraph). The msgid and the msgstr
+are rendered the same way, with the page's own link reference definitions, and their
+element skeletons (:mod:`coursekit.skeleton`) must be equal: the same elements with the
+same attributes and values, nested the same way, text aside, inline elements in any
+order. This is the allowlist approach of HTML sanitizers such as ammonia and bleach:
+what may appear is what the English has; nothing is searched for.
+
+Three things a rendering of one message cannot show are checked first, line by line
+(lines as Python-Markdown splits them: ``\\r\\n``, ``\\r`` or ``\\n``):
+
+* size: a msgstr may be at most :data:`GROWTH` times its msgid plus :data:`SLACK`
+  characters;
+* control characters: none but the line feed (nor Unicode line and paragraph
+  separators, where ``str.splitlines`` breaks lines);
+* block syntax: a line that starts (after spaces) with what an extension reads as a
+  line of syntax, such as an include line (pymdownx.snippets reads ``--8<--`` lines
+  before any Markdown is parsed, so a rendering without it cannot see them), a block
+  fence, a heading, list or quote marker, an attribute list, a reference definition,
+  or an empty line, is allowed only where the msgid has the identical line. A mention
+  of such syntax inside a line (in a code span, say) is not a line of syntax.
+
+Messages shown in HTML templates rather than rendered as Markdown (the site name, the
+404 page: kind :data:`PLAIN_TEXT`) must not add ``<``, ``>``, ``&`` or ``"``: MkDocs's
+templates do not escape them.
+
+Used by the build (:meth:`PageCheck.accept`, the ``accept`` callback of
+:func:`coursekit.render.render`; a refused translation renders in English), by
+``course check`` and the build's warnings (:func:`coursekit.check.check_catalog`), and by
+the status page and ``course stats`` (a refused translation counts as untranslated).
 """
 from __future__ import annotations
 
 import functools
 import re
 from collections import Counter
+from collections.abc import Iterable
 
-__all__ = ["accept", "problems"]
+import markdown
+from markdown.extensions.abbr import AbbrExtension
+from markdown.extensions.footnotes import FootnoteExtension
 
-_CODE = re.compile(r"(`+)(.+?)\1", re.S)
-_LINK_TARGET = re.compile(r"\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
-_REF_LABEL = re.compile(r"\]\[([^\]]*)\]")
-_FOOTNOTE = re.compile(r"\[\^([^\]]+)\]")
-_TAG = re.compile(r"</?([A-Za-z][\w-]*)\b[^>]*>")
-_ENTITY = re.compile(r"&(#?\w+);")
-_AUTOLINK = re.compile(r"<(?:https?|mailto):[^>]+>")
-_EVENT_ATTR = re.compile(r"\bon[a-z]+\s*=", re.I)
-_BLOCK_START = re.compile(r"^(?:#{1,6}\s|>|[-+*]\s|\d+[.)]\s|\||/{3}|!{3}|\?{3}|={3}|\s{4}|`{3}|~{3}|-{3,}\s*$)")
-_ATTR_LIST = re.compile(r"\{\s*[:#.][^}]*\}")
+from .markdown_engine import MarkdownEngine
+from .render import _splice
+from .skeleton import Skeleton, skeleton
+
+__all__ = ["DEFAULT_KIND", "GROWTH", "PLAIN_TEXT", "SLACK", "PageCheck", "TranslationCheck", "check_for",
+           "clear_caches", "size_limit"]
+
+DEFAULT_KIND = "paragraph"
+PLAIN_TEXT = "plain text"
+
+# The size bound. Measured over the course's catalogs (453 translated messages per
+# language): the largest msgstr/msgid length ratio is 2.80 in ru, 1.38 in ja, 4.20 in tr
+# and 2.80 in sv, each on a one-word msgid ("Suits" became 21 characters in Turkish,
+# 16 more than the English); over msgids of 40 characters or more it is at most 1.74
+# (tr). Three times the msgid plus 40 characters leaves 1.7x headroom over the longest
+# growth of a sentence and lets a 5-character label become 55 characters, more than
+# the +200 % that localization guidelines (IBM's) plan for strings under ten
+# characters, so languages that grow more than these four (German, Finnish) still fit;
+# a pasted page or a padded attack (20,000 characters for 25) does not.
+GROWTH = 3
+SLACK = 40
 
 
-def _without_code(text: str) -> str:
-    return _CODE.sub("", text)
+def size_limit(msgid: str) -> int:
+    """The longest msgstr (in characters) accepted for a msgid."""
+    return GROWTH * len(msgid) + SLACK
 
 
-def _multiset(pattern: re.Pattern, text: str) -> Counter:
-    return Counter(pattern.findall(text))
+# Python-Markdown splits the source into lines at \r\n, \r and \n (markdown.core.Markdown.convert).
+_LINE = re.compile(r"\r\n|\r|\n")
+# Lines the extensions read as syntax of their own, matched after leading spaces and tabs:
+# pymdownx.snippets (RE_ALL_SNIPPETS: ";" escapes, any run of "-" around "8<"), pymdownx.blocks
+# ("///"), admonition / details / tabbed ("!!!", "???", "==="), fenced code, Python-Markdown's
+# headings, setext underlines and rules, lists, quotes, attr_list's block form, reference,
+# footnote and abbreviation definitions, and table rows.
+_SYNTAX = (
+    ("an include line (--8<--)", re.compile(r";*-+8<-+")),
+    ("a block fence", re.compile(r"/{3,}|!{3}|\?{3}|={3}|`{3,}|~{3,}")),
+    ("a heading", re.compile(r"#{1,6}(?:[ \t]|$)")),
+    ("a heading underline or rule", re.compile(r"(?:=+|-+|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})[ \t]*$")),
+    ("a list item", re.compile(r"(?:[-+*]|\d+[.)])(?:[ \t]|$)")),
+    ("a quote", re.compile(r">")),
+    ("an attribute list", re.compile(r"\{.*\}[ \t]*$")),
+    ("a definition", re.compile(r"\*?\[[^\]]*\]:")),
+    ("a table row", re.compile(r"\|")),
+)
+_FENCE_MARKERS = ("///", "!!!", "???", "===")
+_HTML_SPECIAL = "<>&\""
+_CONTROL_NAMES = {"\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed",
+                  "\x1b": "escape", "\x7f": "delete", "\x85": "next line", "\u2028": "line separator",
+                  "\u2029": "paragraph separator"}
+_TICKS = re.compile(r"`+")
+# Unicode's Cc (U+0000-U+001F, U+007F-U+009F) but the line feed: Python-Markdown reads \r as a
+# line break the renderer does not lay out; Zl and Zp (U+2028, U+2029): str.splitlines(),
+# which the hooks' line scanners use (coursekit.gate), breaks lines there.
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+_MAX_REASONS = 5  # structural differences named in one line; the rest are counted
 
 
-def problems(msgid: str, msgstr: str) -> list[str]:
-    """Every reason a translation cannot be used, as short phrases.
+class TranslationCheck:
+    """The check of one site: its Markdown engine, and what it has judged (memoised).
 
     Args:
-        msgid: the English message (inline Markdown).
-        msgstr: its translation.
-
-    Returns:
-        An empty list when the translation is safe; else one phrase per problem, e.g.
-        ``"inline code `RANK` missing or changed"``.
-
-    The answer is memoised per (msgid, msgstr): one build asks about each message
-    from the renderer and from every status page.
+        engine: the site's :class:`coursekit.markdown_engine.MarkdownEngine`, from
+            ``engine_of(config)`` in a build or ``engine_for(mkdocs_yml)`` elsewhere.
     """
-    return list(_problems(msgid, msgstr))
+
+    def __init__(self, engine: MarkdownEngine) -> None:
+        self.engine = engine
+        self._probe = _probe_engine(engine)
+
+    def page(self, english: str = "") -> "PageCheck":
+        """The check of the messages of one English page (its Markdown source, str); the
+        page's link reference, footnote and abbreviation definitions are part of every
+        rendering. ``""`` for messages that belong to no page (``_site.po``)."""
+        return PageCheck(self._probe, _definitions(self.engine, english.rstrip("\n")))  # a final newline defines nothing
+
+    def problems(self, msgid: str, msgstr: str, kinds: Iterable[str] = (DEFAULT_KIND,)) -> list[str]:
+        """:meth:`PageCheck.problems` for a message of no page."""
+        return self.page().problems(msgid, msgstr, kinds)
 
 
-def accept(segment, msgstr: str) -> str | None:
-    """The ``accept`` callback of :func:`coursekit.render.render` that the site uses:
-    ``None`` for a safe translation, else its problems joined by ``"; "``.
+class PageCheck:
+    """Judges the translations of one page's messages; build with :meth:`TranslationCheck.page`."""
 
-    Args:
-        segment: the :class:`coursekit.segment.Segment` being translated.
-        msgstr: its translation.
+    def __init__(self, engine: MarkdownEngine, definitions: tuple) -> None:
+        self._engine, self._definitions = engine, definitions
+
+    def problems(self, msgid: str, msgstr: str, kinds: Iterable[str] = (DEFAULT_KIND,)) -> list[str]:
+        """Every reason a translation cannot be used, as short phrases.
+
+        Args:
+            msgid: the English message (inline Markdown, hard breaks as ``"\\n"``).
+            msgstr: its translation (non-empty).
+            kinds: the kinds the message has on its page (``"heading"``, ``"table
+                cell"``, ``"note title"``, … as :class:`coursekit.segment.Segment`
+                names them); it is judged as each.
+
+        Returns:
+            An empty list when the translation is accepted; else one phrase per
+            problem, e.g. ``"inline code `RANK` missing or changed"``. Never raises:
+            a translation the engine cannot render is refused, with the error.
+        """
+        found: list[str] = []
+        for kind in dict.fromkeys(kinds or (DEFAULT_KIND,)):
+            for reason in _judge(self._engine, self._definitions, kind, msgid, msgstr):
+                if reason not in found:
+                    found.append(reason)
+        return found
+
+    def accept(self, segment, msgstr: str) -> str | None:
+        """The ``accept`` callback of :func:`coursekit.render.render`: ``None`` when the
+        translation of ``segment`` (a :class:`coursekit.segment.Segment`) is accepted,
+        else its problems joined by ``"; "``."""
+        return "; ".join(self.problems(segment.msgid, msgstr, (segment.kind,))) or None
+
+
+_checks: dict[MarkdownEngine, TranslationCheck] = {}
+
+
+def clear_caches() -> None:
+    """Forget every judgement and rendering (for measuring the check's cold cost)."""
+    _checks.clear()
+    for cached in (_judge, _render, _definitions, _title_places):
+        cached.cache_clear()
+
+
+def check_for(engine: MarkdownEngine) -> TranslationCheck:
+    """The :class:`TranslationCheck` of an engine, one per engine. What it judged is kept
+    per rendering engine, so copies of a site that differ only in where their snippets
+    live share it; each copy reads its own pages' definitions."""
+    check = _checks.get(engine)
+    if check is None:
+        check = _checks[engine] = TranslationCheck(engine)
+    return check
+
+
+# --- rendering one message as the block it is -------------------------------------------
+
+def _constant_slug(value: str, separator: str) -> str:
+    """toc's slugify for probes: an id that does not depend on the heading's text, so a
+    heading's generated id is the same in both languages and an id a translation sets
+    (``{ #x }``) shows."""
+    return "h"
+
+
+def _probe_engine(engine: MarkdownEngine) -> MarkdownEngine:
+    """The engine messages are rendered with: the site's, without pymdownx.snippets
+    (rendering a message never reads a file; include lines are refused line by line
+    first) and with a heading slug that does not depend on the text."""
+    names = tuple(n for n in engine.extensions if n != "pymdownx.snippets")
+    configs = {n: c for n, c in engine.configs.items() if n in names}
+    return MarkdownEngine(names, configs).configured("toc", slugify=_constant_slug)
+
+
+_instances: dict[MarkdownEngine, markdown.Markdown] = {}
+
+
+def _instance(probe: MarkdownEngine) -> markdown.Markdown:
+    """One reusable Python-Markdown of an engine (reset before each document)."""
+    md = _instances.get(probe)
+    if md is None:
+        md = _instances[probe] = probe.markdown()
+    return md
+
+
+def _extension(md: markdown.Markdown, kind: type):
+    return next((e for e in md.registeredExtensions if isinstance(e, kind)), None)
+
+
+@functools.lru_cache(maxsize=256)
+def _definitions(engine: MarkdownEngine, english: str) -> tuple:
+    """The page-wide definitions of an English page, as the site's engine reads them:
+    link references (Python-Markdown's ``md.references``), footnotes and abbreviations
+    when those extensions are enabled, included files' definitions too. A message of the
+    page is rendered with them, so that a translation adding ``[text][label]`` for a
+    label the page defines shows a link.
+
+    Every definition has ``]:`` in it; a page without one that includes no file has none,
+    and is not rendered. Code is not highlighted here (it cannot define anything).
     """
-    return "; ".join(_problems(segment.msgid, msgstr)) or None
+    snippets = engine.configs.get("pymdownx.snippets", {}) if engine.has("pymdownx.snippets") else None
+    includes = snippets is not None and ("8<" in english or snippets.get("auto_append"))
+    if "]:" not in english and not includes:
+        return ()
+    md = _instance(engine.configured("pymdownx.highlight", use_pygments=False))
+    md.reset()
+    try:
+        md.convert(english)
+    except Exception:  # noqa: BLE001 - the English page fails the build on its own; judge without definitions
+        return ()
+    found = [("references", tuple(sorted(md.references.items())))]
+    footnotes = _extension(md, FootnoteExtension)
+    if footnotes is not None:
+        found.append(("footnotes", tuple(footnotes.footnotes.items())))
+    abbreviations = _extension(md, AbbrExtension)
+    if abbreviations is not None:
+        found.append(("abbreviations", tuple(sorted(abbreviations.abbrs.items()))))
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _problems(msgid: str, msgstr: str) -> tuple[str, ...]:
-    found: list[str] = []
-    codes_id = Counter(m.group(2) for m in _CODE.finditer(msgid))
-    codes_str = Counter(m.group(2) for m in _CODE.finditer(msgstr))
-    for code in sorted((codes_id - codes_str).elements()):
-        found.append(f"inline code `{code}` missing or changed")
-    for code in sorted((codes_str - codes_id).elements()):
-        found.append(f"adds inline code `{code}`")
-    plain_id, plain_str = _without_code(msgid), _without_code(msgstr)
-    checks = (
-        (_LINK_TARGET, "link or image target"),
-        (_REF_LABEL, "reference link label"),
-        (_FOOTNOTE, "footnote reference"),
-        (_ENTITY, "HTML entity"),
-        (_AUTOLINK, "autolink"),
-    )
-    for pattern, what in checks:
-        a, b = _multiset(pattern, plain_id), _multiset(pattern, plain_str)
-        for item in sorted((a - b).elements()):
-            found.append(f"{what} '{item}' missing or changed")
-        for item in sorted((b - a).elements()):
-            found.append(f"adds {what} '{item}'")
-    tags_id = Counter(t.lower() for t in _TAG.findall(_AUTOLINK.sub("", plain_id)))
-    tags_str = Counter(t.lower() for t in _TAG.findall(_AUTOLINK.sub("", plain_str)))
-    if tags_id != tags_str:
-        extra = sorted(set((tags_str - tags_id).elements()))
-        missing = sorted(set((tags_id - tags_str).elements()))
-        if extra:
-            found.append(f"adds raw HTML <{'>, <'.join(extra)}>")
-        if missing:
-            found.append(f"HTML tag <{'>, <'.join(missing)}> missing")
-    lowered = plain_str.lower()
-    if "<script" in lowered and "<script" not in plain_id.lower() and not any("<script>" in f for f in found):
-        found.append("adds a script")
-    if _EVENT_ATTR.search(plain_str) and not _EVENT_ATTR.search(plain_id):
-        found.append("adds an event-handler attribute")
-    if "javascript:" in lowered and "javascript:" not in plain_id.lower():
-        found.append("adds a javascript: link")
-    if re.search(r"-{1,}8<-{1,}", msgstr) and not re.search(r"-{1,}8<-{1,}", msgid):
-        found.append("adds a --8<-- include")
-    if _ATTR_LIST.search(plain_str) and not _ATTR_LIST.search(plain_id):
-        found.append("adds an attribute list { … }")
-    if plain_str.count("**") % 2 != plain_id.count("**") % 2:
-        found.append("unbalanced ** emphasis")
-    if plain_str.count("[") - plain_str.count("]") != plain_id.count("[") - plain_id.count("]"):
-        found.append("unbalanced [ ] brackets")
-    for line in msgstr.split("\n"):
-        if _BLOCK_START.match(line) and not _BLOCK_START.match(msgid.split("\n")[0]):
-            found.append(f"a line starts with Markdown block syntax: {line[:20]!r}")
+def _render(engine: MarkdownEngine, definitions: tuple, text: str) -> Skeleton | str:
+    """The skeleton of ``text`` rendered by the engine with the page's definitions, or the
+    error (str) the engine raised."""
+    md = _instance(engine)
+    md.reset()
+    for name, items in definitions:
+        if name == "references":
+            md.references.update(items)
+        elif name == "footnotes":
+            _extension(md, FootnoteExtension).footnotes.update(items)
+        elif name == "abbreviations":
+            _extension(md, AbbrExtension).abbrs.update(items)
+    try:
+        return skeleton(md.convert(text))
+    except Exception as exc:  # noqa: BLE001 - hostile input may break an extension; refuse, never crash
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:80] if str(exc) else ''}".rstrip(": ")
+
+
+def _places(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, msgstr: str) -> list[tuple[str, str, str]]:
+    """How a message of this kind sits in a page: ``(before, after, continuation)``
+    around it, one or more (each must give the same skeleton)."""
+    k = kind.lower()
+    tail = "\n\nz\n"
+    if k.endswith(" title"):
+        name = (k[: -len(" title")].split() or ["note"])[-1]  # "details title" -> details
+        return list(_title_places(engine, name)) or [("", tail, "")]
+    if k.startswith("table"):
+        # Neighbour cells hold code spans of every backtick length the two sides use:
+        # an unpaired backtick pairs with the next cell's and merges the cells
+        # (markdown.extensions.tables, TableProcessor._split), which then shows.
+        runs = sorted({len(t) for t in _TICKS.findall(msgid + msgstr)} | {1})
+        code = " ".join("`" * n + "c" + "`" * n for n in runs)
+        if "header" in k:
+            return [(f"|{code}|", f"|{code}|\n|-|-|-|\n|x|y|x|{tail}", "")]
+        return [(f"|h|h|h|\n|-|-|-|\n|{code}|", f"|{code}|\n|{code}|y|{code}|{tail}", "")]
+    if "heading" in k:
+        return [("# ", tail, ""), ("# ", " { #probe }" + tail, "")]
+    if "quiz" in k or "task" in k:
+        return [("- [ ] y\n- [x] ", "\n- [ ] z" + tail, "  ")]
+    if "list" in k or k.endswith(" item") or "option" in k:
+        return [("- y\n- ", "\n- z" + tail, "  ")]
+    if "quote" in k:
+        return [("> ", tail, "> ")]
+    if "footnote" in k:
+        return [("x[^probe]\n\n[^probe]: ", tail, "    ")]
+    return [("", tail, "")]
+
+
+@functools.lru_cache(maxsize=256)
+def _title_places(engine: MarkdownEngine, name: str) -> tuple[tuple[str, str, str], ...]:
+    """The title syntaxes the engine reads for a container named ``name`` (``"note"``,
+    ``"details"``, ``"tab"``): pymdownx.blocks' ``/// name | title`` and the older
+    ``!!! name "title"``, ``??? name "title"``, ``=== "title"``; one is kept only when
+    the engine really makes a container of it (no fence left in the output)."""
+    tail = "\n\nz\n"
+    candidates = [(f"/// {name} | ", f"\n\nz\n///\n{tail}", ""),
+                  (f'!!! {name} "', f'"\n    z\n{tail}', ""),
+                  (f'??? {name} "', f'"\n    z\n{tail}', "")]
+    if name == "tab":
+        candidates.append(('=== "', f'"\n    z\n{tail}', ""))
+    kept = []
+    for before, after, continuation in candidates:
+        md = _instance(engine)
+        md.reset()
+        try:
+            html = md.convert(before + "T" + after)
+        except Exception:  # noqa: BLE001 - a syntax the engine cannot render is not one it uses
+            continue
+        if not any(marker in html for marker in _FENCE_MARKERS):
+            kept.append((before, after, continuation))
+    return tuple(kept)
+
+
+# --- the judgement -----------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1 << 16)
+def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, msgstr: str) -> tuple[str, ...]:
+    if msgstr == msgid:
+        return ()  # the same text renders the same (a code-only cell, a name kept in English)
+    limit = size_limit(msgid)
+    if len(msgstr) > limit:
+        return (f"{len(msgstr)} characters, more than the {limit} allowed for this {len(msgid)}-character msgid "
+                f"({GROWTH} x its length + {SLACK}); is something pasted by mistake?",)
+    control = next((m.group() for m in _CONTROL.finditer(msgstr) if m.group() not in msgid), None)
+    if control is not None:
+        name = _CONTROL_NAMES.get(control, "a control character")
+        return (f"contains U+{ord(control):04X} ({name}); remove it",)
+    if kind == PLAIN_TEXT:
+        added = Counter(c for c in msgstr if c in _HTML_SPECIAL) - Counter(c for c in msgid if c in _HTML_SPECIAL)
+        return tuple(f"adds the HTML character {c!r}, which this string cannot carry (it is shown in HTML as it is); "
+                     f"leave it out" for c in sorted(added))
+    places = _places(engine, definitions, kind, msgid, msgstr)
+    # In a heading, table cell or title the first line follows the block's own syntax on
+    # the same line, so only the lines after a hard break can start a block.
+    k = kind.lower()
+    found = list(_line_problems(msgid, msgstr, first=not (k.endswith(" title") or k.startswith("table") or "heading" in k)))
+    for before, after, continuation in places:
+        english = _render(engine, definitions, before + _splice(msgid, continuation) + after)
+        translated = _render(engine, definitions, before + _splice(msgstr, continuation) + after)
+        if isinstance(translated, str):
+            found.append(f"cannot be rendered by the site's Markdown ({translated})")
             break
-    if "\n\n" in msgstr.strip("\n") and "\n\n" not in msgid:
-        found.append("adds a blank line (a new paragraph)")
+        if isinstance(english, str) or english == translated:
+            continue
+        found.extend(r for r in _differences(english, translated, msgstr) if r not in found)
+        if k.startswith("table"):
+            found.extend(_cell_hints(msgid, msgstr))
+        break
     return tuple(found)
+
+
+def _cell_hints(msgid: str, msgstr: str) -> list[str]:
+    """What usually moved a table cell's content into its neighbour, in plain words."""
+    hints = []
+    pipes = (len(re.findall(r"(?<!\\)\|", _TICKS.sub("", text))) for text in (msgid, msgstr))
+    if next(pipes) < next(pipes):
+        hints.append("adds a | (a cell separator); write \\| for a literal bar")
+    if msgstr.rstrip().endswith("\\") and not msgid.rstrip().endswith("\\"):
+        hints.append("ends with a backslash, which escapes the | after the cell")
+    if any(n % 2 for n in Counter(map(len, _TICKS.findall(msgstr))).values()):
+        hints.append("has an unpaired backtick, which pairs with one in another cell")
+    return hints
+
+
+def _line_problems(msgid: str, msgstr: str, first: bool = True):
+    """Lines of block syntax (or empty lines) the msgstr has and the msgid has not;
+    ``first=False`` leaves the first line to the rendering."""
+    own = {line.strip() for line in _LINE.split(msgid)}
+    lines = _LINE.split(msgstr)
+    for number, line in enumerate(lines, 1):
+        if number == 1 and not first:
+            continue
+        text = line.lstrip(" \t")
+        where = f"line {number}" if len(lines) > 1 else "the translation"
+        if not text.strip():
+            if len(lines) > 1 and "" not in own:
+                yield f"{where} is empty, which starts a new block; remove the empty line"
+            continue
+        if line.strip() in own:
+            continue
+        for what, pattern in _SYNTAX:
+            if pattern.match(text):
+                yield (f"{where} starts with Markdown block syntax, {what}: {_short(text)!r}; "
+                       "only lines the msgid has may be syntax")
+                break
+
+
+# --- saying what changed -------------------------------------------------------------------
+
+_NAMES = {"strong": "**bold**", "em": "*emphasis*", "b": "bold", "i": "italics", "br": "a line break",
+          "p": "a paragraph", "ul": "a list", "ol": "a numbered list", "li": "a list item", "pre": "a code block",
+          "blockquote": "a quote", "table": "a table", "tr": "a table row", "td": "a table cell",
+          "th": "a table header cell", "hr": "a horizontal rule", "input": "a checkbox", "#comment": "an HTML comment",
+          "#decl": "an HTML declaration", "#pi": "an HTML processing instruction", "#cdata": "a CDATA section",
+          "sup": "a superscript", "abbr": "an abbreviation"}
+
+
+def _short(text: str, limit: int = 48) -> str:
+    """A value as a reason shows it: on one line (line breaks and control characters
+    escaped), at most ``limit`` characters."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _describe(tag: str, attrs: tuple[tuple[str, str], ...], text: str) -> str:
+    values = dict(attrs)
+    if tag == "a" and "href" in values:
+        return f"link to {_short(values['href'])!r}"
+    if tag == "img":
+        return f"image {_short(values.get('src', ''))!r}"
+    if tag == "code":
+        return f"inline code `{_short(text)}`"
+    if tag.startswith("/"):
+        return f"a stray end tag <{tag}>"
+    name = "a heading" if tag[:1] == "h" and tag[1:].isdigit() else _NAMES.get(tag, f"<{tag}>")
+    shown = " ".join(f'{k}="{_short(v, 32)}"' if v else k for k, v in attrs if k not in ("href", "src"))
+    return f"{name} with {shown}" if shown else name
+
+
+def _attribute_change(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]) -> str:
+    """``adds class="x"; removes id; id "a" becomes "b"`` for two attribute lists."""
+    before, after = dict(old), dict(new)
+    parts = [f'adds {k}="{_short(v, 40)}"' if v else f"adds {k}" for k, v in new if k not in before]
+    parts += [f"removes {k}" for k in before if k not in after]
+    parts += [f"{k} {_short(before[k], 24)!r} becomes {_short(v, 40)!r}" for k, v in new if k in before and before[k] != v]
+    return ", ".join(parts) or "reorders them"
+
+
+def _differences(english: Skeleton, translated: Skeleton, msgstr: str) -> list[str]:
+    """Why two skeletons differ, in a translator's words (one phrase each)."""
+    out: list[str] = []
+    codes_en, codes_tr = english.codes(), translated.codes()
+    for code in sorted((codes_en - codes_tr).elements()):
+        out.append(f"inline code `{_short(code)}` missing or changed")
+    for code in sorted((codes_tr - codes_en).elements()):
+        out.append(f"adds inline code `{_short(code)}`")
+    rest_en = Counter({k: n for k, n in english.elements().items() if k[0] != "code"})
+    rest_tr = Counter({k: n for k, n in translated.elements().items() if k[0] != "code"})
+    missing, added = rest_en - rest_tr, rest_tr - rest_en
+    lowered = msgstr.lower()
+    for tag, attrs, text in sorted(added.elements()):
+        same = next((m for m in sorted(+missing) if m[0] == tag), None)
+        if tag.isalnum() and f"<{tag}" in lowered:
+            out.append(f"adds raw HTML <{tag}>" + (f" with {' '.join(k for k, _ in attrs)}" if attrs else ""))
+        elif same is not None:
+            missing[same] -= 1
+            if tag in ("a", "img"):
+                old, new = (dict(a).get("href" if tag == "a" else "src", "") for a in (same[1], attrs))
+                out.append(f"{'link' if tag == 'a' else 'image'} target {_short(old)!r} changed to {_short(new)!r}"
+                           if old != new else f"changes the attributes of {_describe(*same)}: "
+                                              f"{_attribute_change(same[1], attrs)}")
+            else:
+                out.append(f"changes the attributes of {_describe(tag, (), '')}: {_attribute_change(same[1], attrs)}")
+        else:
+            out.append(f"adds {_describe(tag, attrs, text)}")
+    for tag, attrs, text in sorted(+missing):
+        out.append(f"{_describe(tag, attrs, text)} missing")
+    if not out:
+        out.append("changes how the markup is nested (every element must stay inside the one it is in)")
+    if len(out) > _MAX_REASONS:
+        out[_MAX_REASONS:] = [f"and {len(out) - _MAX_REASONS} more changes to the markup"]
+    return out

@@ -1,11 +1,11 @@
 """Translation progress of catalogs: messages translated, fuzzy, untranslated, and words."""
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import polib
 
-from .safety import problems
 from .segment import count_words
 
 __all__ = ["CatalogStats", "catalog_stats"]
@@ -20,7 +20,7 @@ class CatalogStats:
         translated: messages with a usable translation (not fuzzy, not empty).
         fuzzy: messages whose English changed since they were translated.
         untranslated: messages with no usable translation (empty, or one the safety
-            checks of :mod:`coursekit.safety` refuse, since both show in English).
+            check of :mod:`coursekit.safety` refuses, since both show in English).
         words: words of English in all messages.
         translated_words: words of English in the translated messages.
     """
@@ -41,8 +41,14 @@ class CatalogStats:
         return 100.0 if self.words == 0 else 100.0 * self.translated_words / self.words
 
 
-def catalog_stats(catalog: polib.POFile) -> CatalogStats:
-    """Count a catalog's messages and words by state (gettext's translated/fuzzy/untranslated)."""
+def catalog_stats(catalog: polib.POFile, refused: Container[str] = frozenset()) -> CatalogStats:
+    """Count a catalog's messages and words by state (gettext's translated/fuzzy/untranslated).
+
+    Args:
+        catalog: the catalog.
+        refused: msgids whose translation the safety check refuses
+            (:func:`coursekit.check.refused_messages`); they count as untranslated.
+    """
     translated = fuzzy = untranslated = words = done = 0
     for entry in catalog:
         if entry.obsolete:
@@ -51,7 +57,7 @@ def catalog_stats(catalog: polib.POFile) -> CatalogStats:
         words += n
         if entry.fuzzy:
             fuzzy += 1
-        elif entry.translated() and not (entry.msgstr and problems(entry.msgid, entry.msgstr)):
+        elif entry.translated() and entry.msgid not in refused:
             translated += 1
             done += n
         else:  # empty, or refused by the safety checks (it is shown in English)

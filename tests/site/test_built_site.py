@@ -157,7 +157,7 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 0, proc.stderr
     assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages are untranslated or fuzzy in '{language}'", proc.stderr), proc.stderr
-    assert re.search(rf"WARNING .*index\.md: no '{language}' catalog", proc.stderr), proc.stderr
+    assert re.search(rf"WARNING .*i18n/{language}/index\.po: no catalog, so docs/index\.md is shown in English", proc.stderr), proc.stderr
     html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
     english_start = entry.msgid.split("`")[0][:40]
     assert english_start in html
@@ -167,7 +167,8 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     assert len(fallback) == 1, "the English paragraph must carry lang=en for screen readers"
     assert len(soup.select('article span[lang="en"]')) == 1  # the translated ones carry none
     home = BeautifulSoup((tmp_path / "site" / language / "index.html").read_text(encoding="utf-8"), "html.parser")
-    paragraphs = home.select("article > p")
+    assert home.select_one("article p.course-notice").a["href"] == "../"  # the whole page is in English: 0 %
+    paragraphs = home.select("article > p:not(.course-notice)")
     assert paragraphs
     for paragraph in paragraphs:
         assert paragraph.select_one('span[lang="en"]'), paragraph

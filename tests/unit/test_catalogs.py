@@ -21,8 +21,9 @@ DATA = Path(__file__).parent / "catalogs"
 
 @pytest.fixture
 def project(tmp_path) -> Project:
-    """A copy of the course's pages, config and catalogs to change freely."""
-    return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n")) / "mkdocs.yml")
+    """A copy of the course's pages, config and catalogs to change freely (with the hooks
+    mkdocs.yml names, since the safety check reads mkdocs.yml as MkDocs does)."""
+    return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n", "hooks")) / "mkdocs.yml")
 
 
 def _entries(path: Path) -> dict[str, str]:
