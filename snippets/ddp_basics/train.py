@@ -69,7 +69,7 @@ def main() -> None:
     # --8<-- [end:loader]
 
     # --8<-- [start:wrap]
-    torch.manual_seed(0)
+    torch.manual_seed(0)  # reproducible runs; DDP makes the replicas equal anyway
     model = ToyModel().to(device)
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=LR)
@@ -91,8 +91,7 @@ def main() -> None:
 
     # --8<-- [start:save]
     if rank == 0:
-        torch.save(ddp_model.module.state_dict(), CHECKPOINT)
-    dist.barrier()  # no rank exits while rank 0 is still writing
+        torch.save(ddp_model.module.state_dict(), CHECKPOINT)  # the inner model: no "module." prefix
     # --8<-- [end:save]
 
     # --8<-- [start:cleanup]

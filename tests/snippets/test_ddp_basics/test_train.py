@@ -1,7 +1,9 @@
 """The DDP lesson's program (snippets/ddp_basics/train.py), run exactly as its page says.
 
 Each test checks one claim of docs/ddp-basics.md against what the job really did,
-read from the harness records every rank leaves (tests/harness/sitecustomize.py).
+read from the harness records every rank leaves (tests/harness/sitecustomize.py and
+record_ddp_basics.py). That DDP's constructor broadcasts rank 0's weights is shown by
+inside_ddp.py, whose ranks start from different weights; here every rank seeds alike.
 """
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import SNIPPETS, bare_run_test, import_program, run_snippet
+from conftest import bare_run_test, import_program
 from coursekit.runspec import read_spec
 from torchjob import JobResult
+from .lesson import FOLDER, extra, run
 
-PROGRAM = SNIPPETS / "ddp_basics" / "train.py"
+PROGRAM = FOLDER / "train.py"
 SPEC = read_spec(PROGRAM)
 train = import_program(PROGRAM)
 
@@ -22,7 +25,7 @@ pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("ddp_basics/train.py")]
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, pytestconfig) -> JobResult:
-    return run_snippet(PROGRAM, tmp_path_factory, pytestconfig)
+    return run(PROGRAM, tmp_path_factory, pytestconfig)
 
 
 def test_job_runs_on_every_rank_within_its_time_limit(job):
@@ -62,7 +65,19 @@ def test_order_changes_between_epochs(job):
     assert len(set(orders)) == train.EPOCHS
 
 
+def test_the_optimizer_holds_the_models_own_tensors(job):
+    for rank in range(job.world_size):
+        assert extra(job, rank)["steps"][0]["same_tensors"], f"rank {rank}"
+
+
+def test_the_wrappers_own_state_dict_prefixes_every_key_with_module(job):
+    names = list(train.ToyModel().state_dict())
+    assert extra(job, 0)["wraps"][0]["wrapper_keys"] == [f"module.{n}" for n in names]
+
+
 def test_only_rank_zero_writes_a_checkpoint_that_loads_into_the_bare_model(job):
+    # no barrier after the save: the other ranks may exit first, and torchrun still
+    # waits for rank 0, so the file is complete when the job ends
     assert job.records[0]["saves"] == [train.CHECKPOINT]
     for rank in range(1, job.world_size):
         assert job.records[rank]["saves"] == []

@@ -1,0 +1,79 @@
+"""A model whose forward pass leaves some parameters unused, under DistributedDataParallel.
+
+The model has one head per task and each step trains one task, so the other head gets
+no gradient. ``find_unused_parameters=True`` tells DDP to look for such parameters after
+every forward pass and to mark them ready, so that the step's all-reduce can finish.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 unused_params.py
+--8<-- [end:launch]
+time-limit: 120 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+STEPS = 4
+LR = 0.05
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+# --8<-- [start:model]
+class TwoTaskModel(nn.Module):
+    """A shared body and one head per task; a forward pass uses one head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 32), nn.ReLU())
+        self.heads = nn.ModuleList([nn.Linear(32, 1), nn.Linear(32, 1)])
+
+    def forward(self, x: torch.Tensor, task: int) -> torch.Tensor:
+        return self.heads[task](self.body(x))
+# --8<-- [end:model]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    model = TwoTaskModel().to(device)
+    # --8<-- [start:wrap]
+    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
+                    find_unused_parameters=True)
+    # --8<-- [end:wrap]
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=LR)
+    loss_fn = nn.MSELoss()
+    generator = torch.Generator().manual_seed(rank)
+
+    # --8<-- [start:train]
+    for step in range(STEPS):
+        task = step % 2  # the same task on every rank
+        x = torch.randn(16, 8, generator=generator).to(device)
+        y = x.sum(dim=1, keepdim=True) * (1 if task == 0 else -1)
+        optimizer.zero_grad()
+        loss_fn(ddp_model(x, task), y).backward()
+        optimizer.step()
+        if rank == 0:
+            idle = [name for name, p in model.named_parameters() if p.grad is None]
+            print(f"step {step}: task {task}, no gradient for {', '.join(idle)}", flush=True)
+    # --8<-- [end:train]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
