@@ -132,6 +132,7 @@ def _stop_owned() -> None:
     _STATE["stopped"] = {"stop_s": time.monotonic() - started, "left": left}
 
 
+@pytest.hookimpl(trylast=True)  # after verification_plugin has written records that ask on_slurm()
 def pytest_sessionfinish(session, exitstatus):
     if _STATE["cluster"] is not None and _STATE["owned"] is None:
         _STATE["timings"] += [vars(t) for t in _STATE["cluster"].timings]  # a maintainer's cluster

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,9 +37,19 @@ def test_a_job_line_of_scontrol_is_read():
     assert not parse_job("JobId=8 JobState=PENDING ExitCode=0:0").done
 
 
-def test_the_local_cluster_starts_twice_and_stops_with_nothing_left(needs_slurm, tmp_path):
+@pytest.fixture
+def open_tmp():
+    """A short temporary folder that every user can enter: munged refuses a socket under
+    a folder that is not world-executable, and pytest's own base folder is 0700."""
+    folder = Path(tempfile.mkdtemp(prefix="course-slurm-test-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_local_cluster_starts_twice_and_stops_with_nothing_left(needs_slurm, open_tmp):
+    tmp_path = open_tmp
     for attempt in range(2):
-        os.chmod(tmp_path, 0o755)
         cluster = LocalCluster(tmp_path / "cluster").start()
         try:
             assert cluster.node_states() == {"n1": "idle", "n2": "idle"}
@@ -58,6 +70,7 @@ def test_the_local_cluster_starts_twice_and_stops_with_nothing_left(needs_slurm,
 def test_the_suite_runs_as_slurm_jobs_and_its_records_say_so(needs_slurm, tmp_path):
     """``pytest --slurm-local`` on a copy of the project: ddp_basics/train.py's launch
     line is submitted as a Slurm job, the same tests pass, and the record says Slurm."""
+    (tmp_path / "project").mkdir()
     project = copy_project(tmp_path / "project", ("mkdocs.yml", "pyproject.toml", "snippets", "tests", "hooks"))
     records = project / "snippets" / "verification.json"
     data = json.loads(records.read_text())
