@@ -14,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 
-pytest_plugins = ["verification_plugin"]
+pytest_plugins = ["verification_plugin", "slurm_plugin"]
 
 def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i18n", "snippets", "hooks")) -> Path:
     """Copy the parts of the project a scratch build or command needs; returns ``into``."""
@@ -65,17 +65,18 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
         its log), with no process left either way. The job's environment is the
         page's (see ``torchjob.check_page_env``).
     """
-    from coursekit.runspec import read_spec, torchrun_shape
+    from coursekit.runspec import launch_shape, read_spec
     from torchjob import run_job
     from verification_plugin import effective_line, hardware_env
 
     spec = read_spec(program)
     line = effective_line(spec, config)
-    nproc, nnodes = torchrun_shape(line.argv)
+    nproc, nnodes = launch_shape(line, program.parent)
     if exact_world_size is not None and nproc * nnodes != exact_world_size:
         pytest.skip(f"{program.name} runs with exactly {exact_world_size} processes, not {nproc * nnodes}")
     copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
-    result = run_job(line, copy.parent, spec.time_limit_s, hardware=hardware_env(nproc)[0], plugins=plugins)
+    result = run_job(line, copy.parent, spec.time_limit_s, hardware=hardware_env(nproc, needs_cuda=spec.cuda_gpus > 0)[0],
+                     plugins=plugins)
     result.world_size = nproc * nnodes
     if spec.outcome == "fails":
         assert not result.timed_out and result.returncode != 0, f"expected to fail on its own\n{result.report()}"
@@ -92,13 +93,15 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
     return result
 
 
-def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[str, ...] = ()):
+def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[str, ...] = (),
+                  harness_run: str | None = None):
     """The bare-run test of a program, to assign to ``test_bare_run`` in its test module.
 
     The test runs the program's launch line as a reader does (``torchjob.run_bare``:
     a fresh folder with only the program and its local imports, the reader's
     environment, no harness), once per ``--bare-runs``, one agent per node for a
-    ``--nnodes=N`` line, and asserts the page's outcome: for ``outcome: passes`` every
+    ``--nnodes=N`` line (a line that submits a Slurm batch script is submitted once, to
+    the session's ``slurm_cluster``), and asserts the page's outcome: for ``outcome: passes`` every
     agent exits 0 within the time limit; ``fails``: the job exits non-zero on its own,
     within the limit; ``hangs``: it is still running at the limit. Always: no process is
     left. Then the stdout:
@@ -112,10 +115,12 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
             for programs whose output is not reproducible (it is then not stored).
         stdout: regular expressions (``re.M``) the bare run's stdout must match: what
             the page says the program prints.
+        harness_run: the fixture of the verified harness run whose ranks say what the
+            job ran on (:func:`ran_on`, stored in the record); defaults to ``reference``.
     """
     import re
 
-    from coursekit.runspec import read_spec, torchrun_shape
+    from coursekit.runspec import launch_shape, read_spec
 
     def test_bare_run(bare_run_index, tmp_path, pytestconfig, request):
         from run_output import per_rank, same_lines, worker_lines
@@ -124,9 +129,14 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
 
         spec = read_spec(program)
         line = effective_line(spec, pytestconfig)
-        nproc, nnodes = torchrun_shape(line.argv)
-        cwds = [bare_folder(program, tmp_path / f"node{i}") for i in range(nnodes)]
-        nodes = run_nodes(line, cwds, spec.time_limit_s, bare=True, hardware=hardware_env(nproc, nnodes))
+        nproc, nnodes = launch_shape(line, program.parent)
+        terminals = nnodes
+        if line.submits is not None:
+            request.getfixturevalue("slurm_cluster")
+            terminals = 1  # one sbatch, from one folder; Slurm starts the nodes
+        cwds = [bare_folder(program, tmp_path / f"node{i}") for i in range(terminals)]
+        hardware = hardware_env(nproc, terminals, needs_cuda=spec.cuda_gpus > 0)
+        nodes = run_nodes(line, cwds, spec.time_limit_s, bare=True, hardware=hardware)
         report = "\n\n".join(node.report() for node in nodes)
         assert all(not node.leftovers for node in nodes), f"processes left running\n{report}"
         if spec.outcome == "passes":
@@ -149,9 +159,27 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
                 f"the bare run did not reproduce the verified run's output\n"
                 f"missing: {missing}\nextra: {extra}\n{report}")
             request.node.user_properties.append(("output", expected))
+        if (harness_run or reference) is not None:
+            request.node.user_properties.append(("ran_on", ran_on(request.getfixturevalue(harness_run or reference))))
 
     test_bare_run.__doc__ = f"{program.name}, launched bare as its page shows, does what the page says."
     return test_bare_run
+
+
+def ran_on(verified) -> dict:
+    """What a verified harness run (a ``JobResult`` or a list, one per node) really ran on,
+    from every rank's record (``tests/harness``: ``ran_on`` at ``destroy_process_group``):
+    ``{"backend", "device", "device_count", "processes"}``, ``device_count`` being the
+    distinct physical GPUs the ranks used (by UUID, else host and index). Empty when a
+    rank left no such record (an outcome other than passes)."""
+    nodes = verified if isinstance(verified, list) else [verified]
+    seen = [rec.get("ran_on") for node in nodes for rec in node.records.values()]
+    if not seen or any(r is None for r in seen):
+        return {}
+    backends = sorted({r["backend"] for r in seen})
+    gpus = {(c["uuid"] or f"{c['host']}:{c['visible']}:{c['index']}") for r in seen if (c := r["cuda"])}
+    return {"backend": backends[0] if len(backends) == 1 else ",".join(backends),
+            "device": "cuda" if gpus else "cpu", "device_count": len(gpus), "processes": len(seen)}
 
 
 @pytest.fixture(scope="session")

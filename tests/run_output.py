@@ -64,7 +64,7 @@ def per_rank(nodes: JobResult | Iterable[JobResult]) -> dict[str, list[str]]:
     for node in nodes:
         local_to_global = {rec["local_rank"]: rank for rank, rec in node.records.items()}
         for log in node.ranks:
-            rank = local_to_global.get(log.local_rank, log.local_rank)
+            rank = log.rank if log.rank is not None else local_to_global.get(log.local_rank, log.local_rank)
             out[(log.attempt, rank)] = _lines(log.stdout)
     label = (lambda a, r: f"rank {r} · attempt {a}") if len(attempts) > 1 else (lambda a, r: f"rank {r}")
     return {label(a, r): out[(a, r)] for a, r in sorted(out)}

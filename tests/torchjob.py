@@ -19,6 +19,15 @@ SIGTERM to torchrun ends the workers within about a second while SIGKILL orphans
 and ``--standalone`` rendezvous on a free port, so jobs run side by side under xdist.
 Workers are found by parentage, by the harness's pid files, and by their working folder
 (every worker of a job runs in the job's folder), so even an orphan is never missed.
+
+Slurm (``tests/slurm_launcher.py``): a line that submits a batch script (``sbatch
+slurm_train.sbatch``) is run the same way and then followed as the Slurm job it
+submitted, by polling, to its end or its time limit (then ``scancel``). With
+:data:`SLURM` set to a wrapping backend (the ``--slurm-partition`` option), every other
+launch line runs inside a Slurm job instead of ``bash -c`` on this machine: one job per
+launch, one node per terminal. Either way the submitting environment also holds the
+cluster's ``SLURM_CONF`` (:data:`CLUSTER_ENV`), and the job holds what Slurm itself sets,
+as a reader's does.
 """
 from __future__ import annotations
 
@@ -36,7 +45,7 @@ import psutil
 import torch
 
 from coursekit.runspec import LaunchLine, parse_line
-from coursekit.verification import local_imports
+from coursekit.verification import program_files
 
 HARNESS = Path(__file__).parent / "harness"
 GRACE_S = 5.0  # after the time limit: stack dumps, SIGTERM to torchrun, then SIGKILL
@@ -52,6 +61,12 @@ OBSERVATION_ENV = frozenset({"PYTHONPATH", "COURSE_HARNESS_DIR", "COURSE_HARNESS
 # Which devices a job may use: on a machine with fewer GPUs than processes the runner
 # hides them, so the program's own "CUDA if available" choice runs it on CPU and gloo.
 HARDWARE_ENV = frozenset({"CUDA_VISIBLE_DEVICES"})
+# Where Slurm's commands find the cluster (its slurm.conf): a site sets it for its users
+# (or keeps the file at the default path); the test cluster's is in its own folder.
+CLUSTER_ENV = frozenset({"SLURM_CONF"})
+# The Slurm backend (tests/slurm_launcher.SlurmBackend) sbatch lines are submitted through
+# and, when it wraps, every launch line; None: no cluster in this session.
+SLURM = None
 
 
 class PageEnvironmentError(AssertionError):
@@ -67,6 +82,8 @@ class RankLog:
     stdout: str
     stderr: str
     mtime: float = 0.0
+    rank: int | None = None  # the global rank, when the harness recorded which log is whose
+    run: str = ""  # the agent's run folder (one per agent, i.e. per node)
 
     @property
     def failed(self) -> bool:
@@ -96,6 +113,8 @@ class JobResult:
         workdir: the folder the job ran in.
         job_dir: where the harness run keeps logs and records (beside ``workdir``).
         world_size: set by the caller once known.
+        slurm_job_id: the Slurm job it ran in (None on this machine).
+        slurm_state: that job's final state (``COMPLETED``, ``FAILED``, ``CANCELLED``...).
     """
 
     line: LaunchLine
@@ -112,6 +131,8 @@ class JobResult:
     workdir: Path | None = None
     job_dir: Path | None = None
     world_size: int | None = None
+    slurm_job_id: int | None = None
+    slurm_state: str | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -127,6 +148,8 @@ class JobResult:
     def report(self) -> str:
         """A failure report: the first failing rank's traceback first, then every rank's tail."""
         head = f"$ {self.line.text}    # {'bare run' if self.bare else 'with the harness'} in {self.workdir}\n"
+        if self.slurm_job_id is not None:
+            head += f"Slurm job {self.slurm_job_id}: {self.slurm_state}\n"
         if self.timed_out:
             head += f"TIMED OUT after {self.duration_s:.1f} s; stacks of the ranks still running are in their stderr below\n"
         else:
@@ -206,16 +229,18 @@ def reader_env(hardware: dict[str, str] | None = None) -> dict[str, str]:
     return {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}", **hardware}
 
 
-def check_page_env(line: LaunchLine, env: dict[str, str], observation: bool) -> None:
+def check_page_env(line: LaunchLine, env: dict[str, str], observation: bool, cluster: bool = False) -> None:
     """Assert that a job's environment holds nothing its page does not show.
 
     Allowed: ``PATH``, :data:`HARDWARE_ENV`, the variables the launch line itself sets
-    or reads, and with ``observation`` the harness's :data:`OBSERVATION_ENV`.
+    or reads, with ``observation`` the harness's :data:`OBSERVATION_ENV`, and with
+    ``cluster`` (a job submitted to Slurm) the cluster's :data:`CLUSTER_ENV`.
 
     Raises:
         PageEnvironmentError: naming the variables that are not on the page.
     """
-    allowed = {"PATH"} | HARDWARE_ENV | line.variables | (OBSERVATION_ENV if observation else set())
+    allowed = ({"PATH"} | HARDWARE_ENV | line.variables | (OBSERVATION_ENV if observation else set())
+               | (CLUSTER_ENV if cluster else set()))
     extra = sorted(set(env) - allowed)
     if extra:
         raise PageEnvironmentError(
@@ -224,10 +249,11 @@ def check_page_env(line: LaunchLine, env: dict[str, str], observation: bool) -> 
 
 
 def bare_folder(program: Path, into: Path) -> Path:
-    """A fresh folder holding only the program and the local modules it imports, as a
-    reader who copied them from the page has; returns the folder."""
+    """A fresh folder holding only the program, the local modules it imports and the
+    files its launch line names (a batch script), as a reader who copied them from the
+    page has; returns the folder."""
     into.mkdir(parents=True, exist_ok=True)
-    for path in local_imports(program):
+    for path in program_files(program):
         shutil.copy(path, into / path.name)
     return into
 
@@ -241,10 +267,11 @@ def _job_processes(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> 
     pid files, and by working folder (an orphaned worker has no parent to follow)."""
     procs: dict[int, psutil.Process] = {}
     try:
-        root = psutil.Process(popen.pid)
-        procs[root.pid] = root
-        for child in root.children(recursive=True):
-            procs[child.pid] = child
+        if popen.pid is not None:  # a Slurm job has no local parent process to follow
+            root = psutil.Process(popen.pid)
+            procs[root.pid] = root
+            for child in root.children(recursive=True):
+                procs[child.pid] = child
     except psutil.NoSuchProcess:
         pass
     if pid_dir is not None:
@@ -305,18 +332,31 @@ def _kill_all(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> list[
     return [p.pid for p in alive if p.pid != popen.pid]
 
 
-def _read_rank_logs(log_dir: Path) -> list[RankLog]:
+def _read_rank_logs(*log_dirs: Path) -> list[RankLog]:
+    """torchrun's per-rank logs anywhere under these folders
+    (``<run>/attempt_<n>/<local rank>/stdout.log``), one :class:`RankLog` each."""
     logs = []
-    for rank_dir in sorted(log_dir.glob("*/attempt_*/*")):
-        if not rank_dir.is_dir() or not rank_dir.name.isdigit():
-            continue
-        attempt = int(rank_dir.parent.name.removeprefix("attempt_"))
-        read = lambda name: (rank_dir / name).read_text(errors="replace") if (rank_dir / name).is_file() else ""
-        stderr = rank_dir / "stderr.log"
-        mtime = stderr.stat().st_mtime if stderr.is_file() else 0.0
-        logs.append(RankLog(int(rank_dir.name), attempt, read("stdout.log"), read("stderr.log"), mtime))
-    logs.sort(key=lambda r: (r.attempt, r.local_rank))
+    for log_dir in log_dirs:
+        for rank_dir in sorted(log_dir.rglob("attempt_*/*")):
+            if not rank_dir.is_dir() or not rank_dir.name.isdigit() or not rank_dir.parent.name.startswith("attempt_"):
+                continue
+            attempt = int(rank_dir.parent.name.removeprefix("attempt_"))
+            read = lambda name: (rank_dir / name).read_text(errors="replace") if (rank_dir / name).is_file() else ""
+            stderr = rank_dir / "stderr.log"
+            mtime = stderr.stat().st_mtime if stderr.is_file() else 0.0
+            logs.append(RankLog(int(rank_dir.name), attempt, read("stdout.log"), read("stderr.log"), mtime,
+                                run=str(rank_dir.parent.parent)))
+    logs.sort(key=lambda r: (r.attempt, r.run, r.local_rank))
     return logs
+
+
+def _assign_ranks(logs: list[RankLog], records: dict[int, dict]) -> None:
+    """Give each log its global rank, from the log folder each rank's harness record
+    names (torchrun's ``TORCHELASTIC_ERROR_FILE`` lies in it)."""
+    by_folder = {rec["log_dir"]: rank for rank, rec in records.items() if rec.get("log_dir")}
+    for log in logs:
+        folder = os.path.join(log.run, f"attempt_{log.attempt}", str(log.local_rank))
+        log.rank = by_folder.get(folder, log.rank)
 
 
 def _read_records(pid_dir: Path) -> dict[int, dict]:
@@ -348,22 +388,10 @@ def _as_line(line: LaunchLine | str) -> LaunchLine:
     return line if isinstance(line, LaunchLine) else parse_line(line)
 
 
-def launch(line: LaunchLine | str, cwd: Path, *, bare: bool = False, hardware: dict[str, str] | None = None,
-           plugins: tuple[str, ...] = ()) -> Launched:
-    """Start one agent: ``bash -c`` of the launch line in ``cwd``; :func:`finish` waits.
-
-    Args:
-        line: the page's launch line (or its text).
-        cwd: the folder it runs in (see :func:`bare_folder`).
-        bare: no harness: the reader's environment and nothing else.
-        hardware: device selection (:data:`HARDWARE_ENV` only).
-        plugins: recorder modules from ``tests/harness`` to load in every worker
-            (harness runs only).
-
-    Raises:
-        PageEnvironmentError: the environment would hold a variable the page does not show.
-    """
-    line = _as_line(line)
+def job_env(line: LaunchLine, cwd: Path, *, bare: bool, hardware: dict[str, str] | None,
+            plugins: tuple[str, ...]) -> tuple[dict[str, str], Path | None]:
+    """The environment one agent's line runs with, and its harness folder (None bare):
+    :func:`reader_env`, plus :data:`OBSERVATION_ENV` for a harness run."""
     env = reader_env(hardware)
     job_dir = None
     if not bare:
@@ -379,31 +407,83 @@ def launch(line: LaunchLine | str, cwd: Path, *, bare: bool = False, hardware: d
         )
     elif plugins:
         raise ValueError("a bare run loads no recorders")
-    check_page_env(line, env, observation=not bare)
+    return env, job_dir
+
+
+def _output_paths(cwd: Path) -> tuple[Path, Path]:
     # Output goes to files beside the folder, not pipes: a leftover process holding a
     # pipe open would make a reader of the pipe wait for it.
-    out_path, err_path = cwd.parent / f"{cwd.name}.stdout", cwd.parent / f"{cwd.name}.stderr"
+    return cwd.parent / f"{cwd.name}.stdout", cwd.parent / f"{cwd.name}.stderr"
+
+
+def launch(line: LaunchLine | str, cwd: Path, *, bare: bool = False, hardware: dict[str, str] | None = None,
+           plugins: tuple[str, ...] = ()) -> Launched:
+    """Start one agent: ``bash -c`` of the launch line in ``cwd``; :func:`finish` waits.
+
+    A line that submits a batch script, or any line while :data:`SLURM` wraps launches,
+    goes to the Slurm cluster instead (``slurm_launcher.SlurmBackend.launch``): the
+    returned agent is then the Slurm job.
+
+    Args:
+        line: the page's launch line (or its text).
+        cwd: the folder it runs in (see :func:`bare_folder`).
+        bare: no harness: the reader's environment and nothing else.
+        hardware: device selection (:data:`HARDWARE_ENV` only).
+        plugins: recorder modules from ``tests/harness`` to load in every worker
+            (harness runs only).
+
+    Raises:
+        PageEnvironmentError: the environment would hold a variable the page does not show.
+    """
+    line = _as_line(line)
+    if line.submits is not None or (SLURM is not None and SLURM.wraps):
+        return _slurm().launch_nodes(line, [cwd], bare=bare, hardware=[hardware or {}], plugins=plugins)[0]
+    env, job_dir = job_env(line, cwd, bare=bare, hardware=hardware, plugins=plugins)
+    check_page_env(line, env, observation=not bare)
+    out_path, err_path = _output_paths(cwd)
     with out_path.open("wb") as out, err_path.open("wb") as err:
         popen = subprocess.Popen(["bash", "-c", line.text], cwd=cwd, env=env, stdout=out, stderr=err,
                                  start_new_session=True)
     return Launched(popen, line, cwd, env, job_dir, out_path, err_path)
 
 
+def _slurm():
+    if SLURM is None:
+        raise RuntimeError("this launch line submits a Slurm batch script, but the session has no Slurm cluster; "
+                           "request the slurm_cluster fixture (tests/slurm_plugin.py) in the test")
+    return SLURM
+
+
 def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
     """Wait for a launched agent within its time limit (seconds since ``started``, a
-    ``time.monotonic()`` reading), stop it if it overruns, collect its output."""
+    ``time.monotonic()`` reading), stop it if it overruns, collect its output.
+
+    For a Slurm job, time it waited in the queue does not count, and its processes get
+    :data:`GRACE_S` seconds after Slurm reports its end to be gone (Slurm's own clean-up
+    of a step, shared/SLURM-FACTS.md) before survivors count as left behind."""
     popen, pid_dir = job.popen, job.job_dir / "harness" if job.job_dir else None
+    slurm = getattr(popen, "slurm_job_id", None) is not None
     timed_out = False
     try:
         popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
     except subprocess.TimeoutExpired:
         timed_out = True
         _stop(popen, pid_dir, job.cwd)
+    if slurm:
+        deadline = time.monotonic() + GRACE_S
+        while _job_processes(popen, pid_dir, job.cwd) and time.monotonic() < deadline:
+            time.sleep(0.1)
     # A job that ended by itself must have left nothing behind; one the runner stopped
     # must have nothing left after the stop. Either way survivors are killed and reported.
     leftovers = _kill_all(popen, pid_dir, job.cwd)
-    out = job.stdout_path.read_text(errors="replace")
-    err = job.stderr_path.read_text(errors="replace")
+    out = job.stdout_path.read_text(errors="replace") if job.stdout_path.is_file() else ""
+    err = job.stderr_path.read_text(errors="replace") if job.stderr_path.is_file() else ""
+    records = _read_records(pid_dir) if pid_dir else {}
+    # torchrun's per-rank logs: the harness's folder, and for a batch script the folder
+    # its own --log-dir names (inside the job's folder)
+    log_dirs = ([job.job_dir / "logs"] if job.job_dir else []) + ([job.cwd] if getattr(popen, "submitted", False) else [])
+    ranks = _read_rank_logs(*log_dirs)
+    _assign_ranks(ranks, records)
     return JobResult(
         line=job.line,
         returncode=None if timed_out else popen.returncode,
@@ -413,11 +493,13 @@ def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
         stdout_text=out,
         env=job.env,
         bare=job.job_dir is None,
-        ranks=_read_rank_logs(job.job_dir / "logs") if job.job_dir else [],
-        records=_read_records(pid_dir) if pid_dir else {},
+        ranks=ranks,
+        records=records,
         leftovers=leftovers,
         workdir=job.cwd,
         job_dir=job.job_dir,
+        slurm_job_id=getattr(popen, "slurm_job_id", None),
+        slurm_state=getattr(popen, "state", None),
     )
 
 
@@ -479,7 +561,11 @@ def run_nodes(line: LaunchLine | str, cwds: list[Path], time_limit_s: float, *, 
     """
     started = time.monotonic()
     hardware = hardware or [{} for _ in cwds]
-    jobs = [launch(line, cwd, bare=bare, hardware=hw, plugins=plugins) for cwd, hw in zip(cwds, hardware, strict=True)]
+    line = _as_line(line)
+    if SLURM is not None and SLURM.wraps and line.submits is None:
+        jobs = SLURM.launch_nodes(line, cwds, bare=bare, hardware=hardware, plugins=plugins)  # one job, a node per folder
+    else:
+        jobs = [launch(line, cwd, bare=bare, hardware=hw, plugins=plugins) for cwd, hw in zip(cwds, hardware, strict=True)]
     return [finish(job, time_limit_s, started) for job in jobs]
 
 

@@ -13,7 +13,15 @@ A test module marks the program it verifies with ``pytest.mark.verifies("lesson/
 * After the run (in the xdist controller, or the only process), every program whose
   tests all passed, bare runs included, gets its record in ``snippets/verification.json``
   for this environment class, with the number of bare runs and the verified output;
-  other classes' records are kept. One failed bare run means no record.
+  other classes' records are kept. One failed bare run means no record. The backend,
+  device and GPU count in a record are what the verified run's ranks reported
+  (``conftest.ran_on``), not what was expected; ``launcher`` says whether Slurm ran it
+  (``tests/slurm_plugin.py``), and ``checks`` whether the lesson's claims were tested
+  (``"claims"``) or only the bare runs (``"bare"``, e.g. ``-k bare_run``).
+* A program that needs CUDA (``requires: cuda>=N``) always sees the GPUs; where there
+  are fewer GPUs than processes it shares them (and chooses gloo itself). ``--cuda-only``
+  keeps only the programs whose job runs on CUDA here: with ``--nproc-per-node 1`` on a
+  one-GPU machine, every program's CUDA path with one process (``tests/gpu-check.sh``).
 """
 from __future__ import annotations
 
@@ -24,7 +32,8 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.runspec import LaunchLine, RunSpec, read_spec, torchrun_shape
+import torchjob
+from coursekit.runspec import LaunchLine, RunSpec, launch_shape, read_spec
 from coursekit.verification import Record, content_hash, environment_class, load_records, save_records, status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +49,8 @@ def pytest_addoption(parser):
                     help="launch every snippet program with N processes per node instead of its page's number")
     group.addoption("--gpu-only", action="store_true", default=False,
                     help="run only the programs that need CUDA GPUs")
+    group.addoption("--cuda-only", action="store_true", default=False,
+                    help="run only the programs whose job runs on CUDA on this machine (or Slurm partition)")
     group.addoption("--no-record", action="store_true", default=False,
                     help="leave snippets/verification.json as it is (the bench's repeated runs)")
     group.addoption("--bare-runs", type=int, default=None, metavar="K",
@@ -85,21 +96,55 @@ def _torch_env() -> tuple[str, int, bool]:
     return torch.__version__.split("+")[0], count, bool(count) and dist.is_nccl_available()
 
 
-def environment(processes: int) -> dict:
-    """The environment class a job of ``processes`` processes (on this machine) runs in.
+def on_slurm(batch: bool = False) -> bool:
+    """The job runs under Slurm: the program submits a batch script (``batch``), or the
+    session wraps every launch (``--slurm-partition``/``--slurm-local``)."""
+    return batch or (torchjob.SLURM is not None and torchjob.SLURM.wraps)
+
+
+def gpus_available(nnodes: int = 1, batch: bool = False) -> tuple[int, bool]:
+    """(CUDA GPUs a job of ``nnodes`` nodes can get, NCCL available): this machine's, or
+    under Slurm the partition's GPUs per node times the nodes (none on the local test
+    cluster before it starts: it declares no GPUs)."""
+    _, count, nccl = _torch_env()
+    if on_slurm(batch):
+        per_node = torchjob.SLURM.gpus_per_node if torchjob.SLURM is not None else 0
+        return per_node * nnodes, per_node > 0
+    return count, nccl
+
+
+def environment(processes: int, nnodes: int = 1, needs_cuda: bool = False, batch: bool = False) -> dict:
+    """The environment class a job of ``processes`` processes on ``nnodes`` nodes is
+    expected to run in (here, or under Slurm; see :func:`gpus_available`).
 
     CUDA and NCCL when there is one GPU per process, else CPU and gloo (the runner then
-    hides the GPUs, so a program's own device check agrees).
+    hides the GPUs, so a program's own device check agrees). A program that needs CUDA
+    runs on CUDA with any GPU at all, over gloo when its processes share GPUs (NCCL
+    needs a GPU per process). The record takes what the ranks really used
+    (``conftest.ran_on``) over this expectation.
     """
-    version, count, nccl = _torch_env()
-    cuda = nccl and count >= processes
+    version, _, _ = _torch_env()
+    device, backend, device_count = device_plan(processes, *gpus_available(nnodes, batch), needs_cuda)
     return {
         "torch": version,
         "python": ".".join(platform.python_version_tuple()[:2]),
-        "backend": "nccl" if cuda else "gloo",
-        "device": "cuda" if cuda else "cpu",
-        "device_count": processes if cuda else 0,
+        "backend": backend,
+        "device": device,
+        "device_count": device_count,
     }
+
+
+def device_plan(processes: int, gpus: int, nccl: bool, needs_cuda: bool) -> tuple[str, str, int]:
+    """``(device, backend, GPUs used)`` of a job of ``processes`` processes given ``gpus``
+    CUDA GPUs: NCCL needs a GPU per process (its communicators refuse two ranks on one
+    device); a program that needs CUDA shares fewer GPUs over gloo, whose collectives
+    take CUDA tensors (SyncBatchNorm has a gloo path: torch/nn/modules/_functions.py);
+    any other program runs on CPU and gloo."""
+    if nccl and gpus >= processes:
+        return "cuda", "nccl", processes
+    if needs_cuda and gpus >= 1:
+        return "cuda", "gloo", min(gpus, processes)
+    return "cpu", "gloo", 0
 
 
 def effective_line(spec: RunSpec, config: pytest.Config, node: int = 0) -> LaunchLine:
@@ -114,20 +159,27 @@ def effective_command(spec: RunSpec, config: pytest.Config, node: int = 0) -> tu
     return effective_line(spec, config, node).argv
 
 
-def hardware_env(nproc_per_node: int, nnodes: int = 1) -> list[dict[str, str]]:
-    """The device selection of each node of a job run on this machine.
+def hardware_env(nproc_per_node: int, nnodes: int = 1, needs_cuda: bool = False, batch: bool = False) -> list[dict[str, str]]:
+    """The device selection of each node of a job (``nnodes`` terminals).
 
     With a GPU for every process of every node, each node sees its own block of GPUs;
-    with GPUs but too few, every node sees none (the job runs on CPU and gloo); with no
-    GPU, nothing is set.
+    with GPUs but too few, every node sees none (the job runs on CPU and gloo), unless
+    the program needs CUDA (it then sees them all and shares them); with no GPU,
+    nothing is set. Under Slurm (see :func:`on_slurm`) a CUDA job's GPUs are Slurm's to
+    give (nothing set); a CPU job sees none where this machine or the partition has GPUs.
     """
     _, count, _ = _torch_env()
+    cuda = environment(nproc_per_node * nnodes, nnodes, needs_cuda, batch)["device"] == "cuda"
+    if on_slurm(batch):
+        gpus, _ = gpus_available(nnodes, batch)
+        hide = not cuda and (count > 0 or gpus > 0)
+        return [{"CUDA_VISIBLE_DEVICES": ""} if hide else {} for _ in range(nnodes)]
     if count == 0:
         return [{} for _ in range(nnodes)]
-    if environment(nproc_per_node * nnodes)["device"] == "cpu":
+    if not cuda:
         return [{"CUDA_VISIBLE_DEVICES": ""} for _ in range(nnodes)]
-    if nnodes == 1:
-        return [{}]
+    if nnodes == 1 or count < nproc_per_node * nnodes:
+        return [{} for _ in range(nnodes)]
     return [{"CUDA_VISIBLE_DEVICES": ",".join(str(node * nproc_per_node + i) for i in range(nproc_per_node))}
             for node in range(nnodes)]
 
@@ -146,7 +198,12 @@ def _program_of(item) -> str | None:
 
 
 def _shape(spec: RunSpec, config) -> tuple[int, int]:
-    return torchrun_shape(effective_command(spec, config))
+    return launch_shape(effective_line(spec, config), spec.program.parent)
+
+
+def _environment(spec: RunSpec, config) -> dict:
+    nproc, nnodes = _shape(spec, config)
+    return environment(nproc * nnodes, nnodes, spec.cuda_gpus > 0, spec.lines[0].submits is not None)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -163,15 +220,19 @@ def pytest_collection_modifyitems(config, items):
         if config.getoption("--gpu-only") and spec.cuda_gpus == 0:
             deselected.append(item)
             continue
+        if config.getoption("--cuda-only") and _environment(spec, config)["device"] != "cuda":
+            deselected.append(item)
+            continue
         kept.append(item)
         nproc, nnodes = _shape(spec, config)
         item.user_properties.append(("verifies", program))
         if "bare_run_index" in getattr(item, "fixturenames", ()):
             item.user_properties.append(("bare", True))
-        env = environment(nproc * nnodes)  # the test runs every node of the job on this machine
-        _, count, nccl = _torch_env()
-        if spec.cuda_gpus and (count < spec.cuda_gpus or not nccl):
-            item.add_marker(pytest.mark.skip(reason=f"Requires: [CUDA GPUs>={spec.cuda_gpus} + nccl] (this machine has {count})"))
+        env = _environment(spec, config)
+        count, _ = gpus_available(nnodes, spec.lines[0].submits is not None)
+        if spec.cuda_gpus and count < spec.cuda_gpus:
+            where = "the Slurm partition's nodes have" if on_slurm(spec.lines[0].submits is not None) else "this machine has"
+            item.add_marker(pytest.mark.skip(reason=f"Requires: [CUDA GPUs>={spec.cuda_gpus}] ({where} {count})"))
             continue
         if _reverify(config):
             continue
@@ -195,7 +256,7 @@ def pytest_runtest_logreport(report):
     program = props.get("verifies")
     if program is None:
         return
-    outcome = _OUTCOMES.setdefault(program, {"passed": 0, "failed": 0, "bare": 0, "output": None,
+    outcome = _OUTCOMES.setdefault(program, {"passed": 0, "failed": 0, "bare": 0, "output": None, "ran_on": {},
                                              "module": report.nodeid.split("::")[0]})
     if report.failed:
         outcome["failed"] += 1
@@ -205,6 +266,8 @@ def pytest_runtest_logreport(report):
             outcome["bare"] += 1
         if props.get("output") is not None:
             outcome["output"] = props["output"]
+        if props.get("ran_on"):
+            outcome["ran_on"] = props["ran_on"]
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -218,9 +281,15 @@ def pytest_sessionfinish(session, exitstatus):
             continue  # a failure, or never run bare: not verified
         spec = read_spec(SNIPPETS / program)
         nproc, nnodes = _shape(spec, session.config)
-        env = environment(nproc * nnodes)
+        env = _environment(spec, session.config)
+        ran = outcome["ran_on"]
+        if ran:  # what the ranks reported beats what was expected
+            env.update(backend=ran["backend"], device=ran["device"], device_count=ran["device_count"])
+            nproc = ran["processes"] // nnodes
         digest, files = content_hash(SNIPPETS / program, SNIPPETS)
         record = Record(sha256=digest, files=files, nproc_per_node=nproc, nnodes=nnodes, test=outcome["module"],
-                        bare_runs=outcome["bare"], output=outcome["output"] or {}, **env)
+                        bare_runs=outcome["bare"], output=outcome["output"] or {},
+                        launcher="slurm" if on_slurm(spec.lines[0].submits is not None) else "local",
+                        checks="claims" if outcome["passed"] > outcome["bare"] else "bare", **env)
         records.setdefault(program, {})[record.environment] = record
     save_records(SNIPPETS, records)  # writes only if something changed

@@ -49,7 +49,7 @@ from .check import judged, project_check
 from .net import free_port
 from .project import Project
 from .render import render
-from .runspec import read_spec, torchrun_shape
+from .runspec import launch_shape, read_spec
 
 __all__ = ["run_bench"]
 
@@ -314,8 +314,8 @@ def _snippet_jobs(root: Path) -> list[int]:
             continue
         if spec.cuda_gpus:
             continue
-        for command in spec.commands:
-            counts.append(torchrun_shape(command)[0])
+        for line in spec.lines:
+            counts.append(launch_shape(line, program.parent)[0])  # a batch script's torchrun too
     return counts
 
 

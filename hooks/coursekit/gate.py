@@ -10,12 +10,13 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
+from .interface import (ALSO_BARE, ALSO_VERIFIED, AWAITING_GPU, BACKEND_ON, BACKEND_ON_GPUS, HOW_VERIFIED,
+                        NCCL_AWAITING, NOT_VERIFIED, ON_SLURM, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
                         OUTPUT_PLACEHOLDERS, OUTPUT_RANK, OUTPUT_TITLE, PROCESSES, VERIFIED, VERIFIED_FAILS,
                         VERIFIED_HANGS, Interface)
 from .project import Project
-from .runspec import RunSpecError, read_spec
-from .verification import Record, load_records, status, test_for
+from .runspec import RunSpecError, owner_of, read_spec
+from .verification import Record, load_records, status, test_for, verified_records
 
 __all__ = ["GateResult", "add_badges", "VERIFICATION_PAGE"]
 
@@ -42,7 +43,16 @@ def _escape(text: str) -> str:
 
 
 def _describe(record: Record, ui: Interface) -> str:
-    return ui.text(BACKEND_ON, backend=_BACKEND.get(record.backend, record.backend), device=_DEVICE.get(record.device, record.device))
+    backend = _BACKEND.get(record.backend, record.backend)
+    if record.device == "cuda":
+        return ui.text(BACKEND_ON_GPUS, count=record.device_count, backend=backend)
+    return ui.text(BACKEND_ON, backend=backend, device=_DEVICE.get(record.device, record.device))
+
+
+def _run(record: Record, ui: Interface) -> list[str]:
+    """How a record's job ran: ``[Slurm, N nodes,] torchrun N processes, backend on device``."""
+    parts = [ui.text(ON_SLURM, count=record.nnodes)] if record.launcher == "slurm" else []
+    return parts + [f"torchrun {ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)}", _describe(record, ui)]
 
 
 def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None, Record | None]:
@@ -50,14 +60,18 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
     snippets = project.root / "snippets"
     title = ui.text(HOW_VERIFIED).replace('"', "'")
     main = None
+    owner = owner_of(snippets / program)  # a batch script is verified with the program that submits it
+    if owner is not None:
+        program = owner.relative_to(snippets).as_posix()
     try:
         spec = read_spec(snippets / program)
     except (RunSpecError, FileNotFoundError) as exc:
         text, css, problem = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified", str(exc)
     else:
         st = status(program, snippets, records)
-        cuda = st.current.get("cuda-nccl")
-        cpu = st.current.get("cpu-gloo")
+        full = verified_records(st)
+        cuda = full.get("cuda-nccl") or full.get("cuda-gloo")
+        cpu = full.get("cpu-gloo")
         if spec.cuda_gpus > 0 and cuda is None:
             text = f"⧗ {ui.text(AWAITING_GPU, count=spec.cuda_gpus)}"
             css, problem = "course-badge--awaiting", None
@@ -68,15 +82,15 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
                    else "changed since its last passing run" if st.stale else "has no passing run yet")
             problem = f"snippet 'snippets/{program}' {why}; run: .venv/bin/python -m pytest {test_for(program)}"
         else:
-            main = cpu or cuda
-            parts = [
-                ui.text(_OUTCOME[spec.outcome]),
-                f"torchrun {ui.text(PROCESSES, count=main.nproc_per_node * main.nnodes)}",
-                _describe(main, ui),
-                f"torch {main.torch}",
-            ]
-            if cpu is not None and cuda is not None:
-                parts.append(ui.text(ALSO_ON, device=_DEVICE["cuda"], backend=_BACKEND["nccl"]))
+            main = cuda if spec.cuda_gpus > 0 else (cpu or cuda)
+            parts = [ui.text(_OUTCOME[spec.outcome]), *_run(main, ui), f"torch {main.torch}"]
+            if main.device == "cuda" and main.backend != "nccl":  # processes shared GPUs over gloo
+                parts.append(ui.text(NCCL_AWAITING, count=main.nproc_per_node * main.nnodes))
+            for env, other in sorted(st.current.items()):
+                if other is main:
+                    continue
+                run = ", ".join(_run(other, ui)) + ("" if other.torch == main.torch else f", torch {other.torch}")
+                parts.append(ui.text(ALSO_VERIFIED if other.checks == "claims" else ALSO_BARE, run=run))
             text, css, problem = "✓ " + " · ".join(parts), "course-badge--verified", None
     badge = f'[{_escape(text)}]({link} "{_escape(title)}"){{ .course-badge .{css} }}'
     return badge, problem, main
@@ -95,7 +109,8 @@ def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
     text); the lines are program output, never Markdown of their own.
     """
     processes = ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)
-    title = " · ".join((ui.text(OUTPUT_TITLE), processes, _describe(record, ui), f"torch {record.torch}"))
+    slurm = [ui.text(ON_SLURM, count=record.nnodes)] if record.launcher == "slurm" else []
+    title = " · ".join((ui.text(OUTPUT_TITLE), *slurm, processes, _describe(record, ui), f"torch {record.torch}"))
     lines = [f"{indent}//// details | {_escape(title)}", f"{indent}    type: course-output", ""]
     printed = [text for text in record.output.values() if text]
     if any(p in line for text in printed for line in text for p in _PLACEHOLDERS):

@@ -43,7 +43,22 @@ VERIFIED_HANGS = UIString("Verified: hangs as described",
                           "badge under the code of a 'break it' exercise: the program was run and blocked, as the page says, until it was stopped")
 PROCESSES = UIString("%(count)d process", "badge: how many processes the torchrun job had", "%(count)d processes")
 BACKEND_ON = UIString("%(backend)s on %(device)s", "badge: communication backend and device, e.g. 'gloo on CPU'")
-ALSO_ON = UIString("also on %(device)s with %(backend)s", "badge: the program also passed in a second environment, e.g. 'also on CUDA with NCCL'")
+BACKEND_ON_GPUS = UIString("%(backend)s on %(count)d CUDA GPU",
+                           "badge: communication backend and how many CUDA GPUs the job used in all, e.g. 'NCCL on 2 CUDA GPUs'; "
+                           "fewer GPUs than processes means processes shared a GPU",
+                           "%(backend)s on %(count)d CUDA GPUs")
+ON_SLURM = UIString("Slurm, %(count)d node", "badge: the program ran as a job of the Slurm cluster scheduler, on this many nodes",
+                    "Slurm, %(count)d nodes")
+ALSO_VERIFIED = UIString("also verified with %(run)s",
+                         "badge: every test of the program also passed in a second setting; %(run)s is e.g. "
+                         "'torchrun 1 process, NCCL on 1 CUDA GPU'")
+ALSO_BARE = UIString("its bare runs also passed with %(run)s",
+                     "badge: the program, launched exactly as shown but with fewer processes, also ran cleanly in a second "
+                     "setting, without the tests of the lesson's claims; %(run)s is e.g. 'torchrun 1 process, NCCL on 1 CUDA GPU'")
+NCCL_AWAITING = UIString("NCCL awaiting %(count)d CUDA GPU",
+                         "badge: the program ran on CUDA over gloo with processes sharing GPUs; its NCCL path, which needs one "
+                         "GPU per process, has not run yet",
+                         "NCCL awaiting %(count)d CUDA GPUs")
 NOT_VERIFIED = UIString("Not verified: this code has no passing run as it is now",
                         "badge under a code block whose program has no passing test run for its current content")
 AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
@@ -86,7 +101,8 @@ NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page", 
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does",
                    kind="table cell")
 
-STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
+STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, BACKEND_ON_GPUS, ON_SLURM,
+           ALSO_VERIFIED, ALSO_BARE, NCCL_AWAITING, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_NO_CATALOG, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,

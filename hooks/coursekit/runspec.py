@@ -12,6 +12,12 @@ defaults (``${HEAD_ADDR:-127.0.0.1}``) for what a reader sets on a real cluster.
 environment variable a test gives the job must be one of these: the page's environment
 is the tested environment. A line is run by ``bash -c`` exactly as written.
 
+A launch line may also submit a Slurm batch script of the program's folder,
+``sbatch [options] slurm_train.sbatch`` (:class:`BatchScript`): the script is then part of
+the program's content (:func:`launch_files`), its nodes come from ``--nodes`` (the line's
+options first, then the script's ``#SBATCH`` lines) and its processes per node from the
+``--nproc-per-node`` of the ``torchrun`` it runs (:func:`launch_shape`).
+
 Optional docstring lines:
 
 * ``requires: cuda>=N`` -- the program needs N CUDA devices;
@@ -25,7 +31,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["LaunchLine", "OUTCOMES", "RunSpec", "RunSpecError", "parse_line", "read_spec", "torchrun_shape"]
+__all__ = ["BatchScript", "LaunchLine", "OUTCOMES", "RunSpec", "RunSpecError", "batch_script", "launch_files",
+           "launch_shape", "owner_of", "parse_line", "read_spec", "torchrun_shape"]
 
 _SECTION = re.compile(r"^[ \t]*-{1,}8<-{1,}[ ]+\[start:launch\][ \t]*\n(?P<body>.*?)^[ \t]*-{1,}8<-{1,}[ ]+\[end:launch\]", re.M | re.S)
 _LIMIT = re.compile(r"^[ \t]*time-limit:[ \t]*(?P<seconds>\d+(?:\.\d+)?)[ \t]*s[ \t]*$", re.M)
@@ -35,6 +42,8 @@ _ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re
 # $NAME, ${NAME} and ${NAME:-default}: the variables a reader may set for a launch line
 _SHELL_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::-[^}]*)?\}|(?P<bare>[A-Za-z_]\w*))")
 _NPROC = re.compile(r"--nproc[-_]per[-_]node(?:=|[ \t]+)\S+")
+_SBATCH = re.compile(r"^#SBATCH[ \t]+(?P<options>.*?)[ \t]*(?:#.*)?$", re.M)
+_DEFAULTED = re.compile(r"\$\{[A-Za-z_]\w*:-(?P<default>[^}]*)\}")
 
 OUTCOMES = ("passes", "fails", "hangs")
 
@@ -65,10 +74,29 @@ class LaunchLine:
         return frozenset(name for name, _ in self.env) | frozenset(
             m.group("braced") or m.group("bare") for m in _SHELL_VAR.finditer(self.text))
 
+    @property
+    def submits(self) -> str | None:
+        """The batch script an ``sbatch`` line submits (its first word that is not an
+        option or an option's value), or None for any other command."""
+        if not self.argv or Path(self.argv[0]).name != "sbatch":
+            return None
+        words, i = self.argv[1:], 0
+        while i < len(words):
+            word = words[i]
+            if not word.startswith("-"):
+                return word
+            # a short option given its value as the next word (-N 2, -p gpu); long ones use '='
+            i += 2 if len(word) == 2 and word[1] in _SBATCH_SHORT_WITH_VALUE else 1
+        return None
+
     def with_nproc_per_node(self, nproc: int) -> "LaunchLine":
         """The same line with ``--nproc-per-node`` set to ``nproc`` (the ``--nproc-per-node``
         option of the test suite); every other byte unchanged."""
         return parse_line(_NPROC.sub(f"--nproc-per-node={nproc}", self.text))
+
+
+# sbatch's short options that take a value (sbatch(1)); the others are flags.
+_SBATCH_SHORT_WITH_VALUE = frozenset("ABDGLMNSacdeijkmnopqtw")
 
 
 def parse_line(text: str) -> LaunchLine:
@@ -167,3 +195,116 @@ def torchrun_shape(argv: list[str] | tuple[str, ...]) -> tuple[int, int]:
     args = get_args_parser().parse_args(list(argv[1:]))
     min_nodes, _ = parse_min_max_nnodes(args.nnodes)
     return int(args.nproc_per_node), min_nodes
+
+
+@dataclass(frozen=True)
+class BatchScript:
+    """A Slurm batch script that a launch line submits.
+
+    Attributes:
+        path: the script (in the program's folder).
+        nodes: nodes the job asks for: ``--nodes``/``-N`` of the launch line, else of the
+            script's ``#SBATCH`` lines (sbatch's own precedence), else 1; the minimum of a
+            ``MIN-MAX`` range.
+        nproc_per_node: the ``--nproc-per-node`` of the ``torchrun`` the script runs, a
+            number or ``${NAME:-N}`` (read as N: what it is where Slurm leaves NAME unset,
+            e.g. ``${SLURM_GPUS_ON_NODE:-2}`` on nodes without GPUs).
+        torchrun: that ``torchrun`` command's words (continuation lines joined).
+    """
+
+    path: Path
+    nodes: int
+    nproc_per_node: int
+    torchrun: tuple[str, ...]
+
+
+def _nodes(options: list[str]) -> int | None:
+    found = None
+    for i, word in enumerate(options):
+        value = None
+        if word.startswith("--nodes="):
+            value = word.split("=", 1)[1]
+        elif word in ("-N", "--nodes") and i + 1 < len(options):
+            value = options[i + 1]
+        elif word.startswith("-N") and len(word) > 2:
+            value = word[2:]
+        if value is not None:
+            found = int(value.split("-")[0])
+    return found
+
+
+def batch_script(line: LaunchLine, folder: Path) -> BatchScript | None:
+    """The batch script an ``sbatch`` launch line submits, read from ``folder``; None for
+    a line that submits nothing.
+
+    Raises:
+        RunSpecError: the script is missing, runs no ``torchrun``, or its
+            ``--nproc-per-node`` is neither a number nor ``${NAME:-N}``.
+    """
+    name = line.submits
+    if name is None:
+        return None
+    path = Path(folder) / name
+    if not path.is_file():
+        raise RunSpecError(f"{path}: the launch line {line.text!r} submits it, but there is no such file; put the batch script beside the program")
+    text = path.read_text(encoding="utf-8")
+    script_options: list[str] = []
+    for m in _SBATCH.finditer(text):
+        script_options += shlex.split(m.group("options"))
+    line_options = list(line.argv[1:line.argv.index(name)])
+    nodes = _nodes(line_options) or _nodes(script_options) or 1
+    joined = re.sub(r"\\\n", " ", text)
+    command = next((l for l in joined.splitlines() if re.search(r"(^|\s)torchrun(\s|$)", l) and not l.lstrip().startswith("#")), None)
+    if command is None:
+        raise RunSpecError(f"{path}: the batch script runs no torchrun; start one agent per node with 'srun torchrun ...'")
+    words = shlex.split(command, comments=True)
+    words = tuple(words[words.index("torchrun"):])
+    nproc = None
+    for i, word in enumerate(words):
+        if _NPROC.fullmatch(word) or (word in ("--nproc-per-node", "--nproc_per_node") and i + 1 < len(words)):
+            value = word.split("=", 1)[1] if "=" in word else words[i + 1]
+            value = _DEFAULTED.sub(lambda m: m.group("default"), value)
+            if not value.isdigit():
+                raise RunSpecError(f"{path}: torchrun's --nproc-per-node is {value!r}; write a number or ${{NAME:-N}} so the test knows the processes per node")
+            nproc = int(value)
+    if nproc is None:
+        raise RunSpecError(f"{path}: its torchrun has no --nproc-per-node; give the processes per node")
+    return BatchScript(path, nodes, nproc, words)
+
+
+def launch_shape(line: LaunchLine, folder: Path) -> tuple[int, int]:
+    """``(processes per node, nodes)`` of a launch line run from ``folder``: of its
+    ``torchrun`` (:func:`torchrun_shape`), or of the batch script it submits.
+
+    Raises:
+        RunSpecError: as :func:`batch_script`; ValueError: as :func:`torchrun_shape`.
+    """
+    batch = batch_script(line, folder)
+    if batch is not None:
+        return batch.nproc_per_node, batch.nodes
+    return torchrun_shape(line.argv)
+
+
+def launch_files(program: Path) -> list[Path]:
+    """Files of the program's folder that its launch lines name, other than the program
+    itself (a batch script the line submits): part of what the page shows and the test
+    runs, so part of the program's content. Empty for a file without a launch spec."""
+    program = Path(program)
+    try:
+        spec = read_spec(program)
+    except RunSpecError:
+        return []
+    names = {word for line in spec.lines for word in line.argv}
+    return sorted(p for p in (program.parent / n for n in names) if p != program and p.is_file())
+
+
+def owner_of(path: Path) -> Path | None:
+    """The program whose launch lines name ``path`` (a batch script), from the ``.py``
+    files of its folder; ``path`` itself for a program; None if no program names it."""
+    path = Path(path)
+    if path.suffix == ".py":
+        return path
+    for program in sorted(path.parent.glob("*.py")):
+        if path in launch_files(program):
+            return program
+    return None

@@ -6,7 +6,9 @@ a CPU run never erases a GPU record. A record is bound to content: the SHA-256 o
 program and of every local module it imports. It holds no timestamps, so it changes
 only when something real changed. The build gate (``hooks/verification_gate.py``)
 reads it without needing torch; the pytest plugin (``tests/verification_plugin.py``)
-writes it.
+writes it. A program's content also holds the files its launch line names (a Slurm
+batch script it submits, :func:`coursekit.runspec.launch_files`), so editing the script
+a page shows makes the program's records stale just as editing the program does.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .filecache import StatCache
+from .runspec import launch_files
 
 __all__ = [
     "RECORDS_FILE",
@@ -24,11 +27,13 @@ __all__ = [
     "content_hash",
     "environment_class",
     "local_imports",
+    "program_files",
     "load_records",
     "save_records",
     "test_for",
     "status",
     "Status",
+    "verified_records",
 ]
 
 RECORDS_FILE = "verification.json"  # under snippets/
@@ -43,9 +48,11 @@ class Record:
         files: SHA-256 of each file that hash covers, by path relative to snippets/.
         torch: torch version (without a local build tag: ``"2.13.0"``).
         python: ``"major.minor"`` of the interpreter.
-        backend: ``"gloo"`` or ``"nccl"``.
+        backend: ``"gloo"`` or ``"nccl"``: what the job's process group used.
         device: ``"cpu"`` or ``"cuda"``.
-        device_count: CUDA devices used (0 on CPU).
+        device_count: CUDA devices the job used, on all its nodes together (0 on CPU);
+            fewer than the processes when processes shared a GPU (gloo); GPUs per
+            node is ``device_count // nnodes``.
         nproc_per_node: processes per node of the job.
         nnodes: nodes of the job.
         test: the pytest node id of the test module that verified it.
@@ -57,6 +64,14 @@ class Record:
         output: what the verified run printed, per rank (``{"rank 0": [lines]}``),
             with the parts that vary between runs (ports, pids, host names, times)
             replaced by placeholders such as ``<port>``; every bare run reproduced it.
+        launcher: what started the job: ``"local"`` (the launch line typed on this
+            machine, one terminal per node) or ``"slurm"`` (submitted to a Slurm
+            cluster, one job). Records from before it existed read as ``"local"``.
+        checks: what the passing tests covered: ``"claims"`` (every test of the
+            program's module: the lesson's claims and the bare runs) or ``"bare"`` (only
+            the bare runs and the harness run they reproduce, e.g. a program's CUDA path
+            run with fewer processes than its claims need). A ``"bare"`` record never
+            makes a program verified on its own; the badge names it as such.
     """
 
     sha256: str
@@ -72,6 +87,8 @@ class Record:
     outcome: str = "passed"
     bare_runs: int = 0
     output: dict[str, list[str]] = field(default_factory=dict)
+    launcher: str = "local"
+    checks: str = "claims"
 
     @property
     def environment(self) -> str:
@@ -117,14 +134,22 @@ def local_imports(program: Path) -> list[Path]:
     return sorted(seen)
 
 
-# SHA-256 of a file; a program's local imports, kept until it or any module it imports
-# changes (a module can start importing another one).
+def program_files(program: Path) -> list[Path]:
+    """Everything a program's content covers, sorted: the program, its local imports
+    (:func:`local_imports`) and the files its launch lines name
+    (:func:`coursekit.runspec.launch_files`, e.g. the batch script it submits). A reader
+    needs exactly these files; a bare run's folder holds exactly these."""
+    return sorted(set(local_imports(program)) | set(launch_files(program)))
+
+
+# SHA-256 of a file; a program's files, kept until it or any of them changes (a module
+# can start importing another one).
 _digest = StatCache(lambda path: hashlib.sha256(path.read_bytes()).hexdigest())
-_cached_imports = StatCache(local_imports, sources=lambda program, imports: imports)
+_cached_imports = StatCache(program_files, sources=lambda program, files: files)
 
 
 def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]]:
-    """SHA-256 over a program and its local imports.
+    """SHA-256 over a program, its local imports and the files its launch line names.
 
     Args:
         program: the program file.
@@ -164,6 +189,16 @@ def _read_records(path: Path) -> dict[str, dict[str, Record]]:
 _records = StatCache(_read_records)
 
 
+# Fields added after records were first written, left out while they hold their default,
+# so a record that did not change keeps its bytes (and older records read the same).
+_OMITTED_DEFAULTS = {"launcher": "local", "checks": "claims"}
+
+
+def _as_json(record: Record) -> dict:
+    data = asdict(record)
+    return {k: v for k, v in data.items() if not (k in _OMITTED_DEFAULTS and v == _OMITTED_DEFAULTS[k])}
+
+
 def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> bool:
     """Write the records, sorted and indented for readable diffs, if they changed.
 
@@ -171,7 +206,7 @@ def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> b
         True when the file was written.
     """
     path = snippets_dir / RECORDS_FILE
-    data = {prog: {env: asdict(rec) for env, rec in sorted(envs.items())} for prog, envs in sorted(records.items())}
+    data = {prog: {env: _as_json(rec) for env, rec in sorted(envs.items())} for prog, envs in sorted(records.items())}
     text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
@@ -206,8 +241,8 @@ class Status:
 
     @property
     def verified(self) -> bool:
-        """Passed, as it is now, in at least one environment."""
-        return bool(self.current)
+        """Passed every test, as it is now, in at least one environment."""
+        return any(rec.checks == "claims" for rec in self.current.values())
 
 
 def status(program: str, snippets_dir: Path, records: dict[str, dict[str, Record]]) -> Status:
@@ -217,3 +252,8 @@ def status(program: str, snippets_dir: Path, records: dict[str, dict[str, Record
     current = {env: rec for env, rec in envs.items()
                if rec.sha256 == digest and rec.outcome == "passed" and rec.bare_runs > 0}
     return Status(current=current, stale=bool(envs) and not current, digest=digest)
+
+
+def verified_records(st: Status) -> dict[str, Record]:
+    """The current records that verify the program's claims (``checks == "claims"``)."""
+    return {env: rec for env, rec in st.current.items() if rec.checks == "claims"}

@@ -3,13 +3,15 @@
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
 test in tests/snippets/test_syncbn_and_sharding/test_syncbn_train.py runs exactly that command.
-SyncBatchNorm's synchronized forward and backward run only on GPUs, one per process.
+SyncBatchNorm's synchronized forward and backward run only on GPUs: with a GPU per
+process over NCCL, and with fewer GPUs than processes (processes sharing a GPU) over gloo,
+which SyncBatchNorm also supports.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 syncbn_train.py
 --8<-- [end:launch]
 time-limit: 120 s
-requires: cuda>=2
+requires: cuda>=1
 """
 import os
 
@@ -27,9 +29,13 @@ LR = 0.05
 
 def setup() -> torch.device:
     local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
-    device = torch.device("cuda", local_rank)  # SyncBatchNorm needs one GPU per process
+    gpus = torch.cuda.device_count()
+    if gpus == 0:
+        raise SystemExit("syncbn_train.py needs a CUDA GPU: SyncBatchNorm does not train on a CPU")
+    device = torch.device("cuda", local_rank % gpus)  # processes share GPUs when there are fewer
     torch.cuda.set_device(device)
-    dist.init_process_group(backend="nccl")
+    # NCCL needs a GPU of its own for every process; gloo also works on shared ones
+    dist.init_process_group(backend="nccl" if gpus >= int(os.environ["LOCAL_WORLD_SIZE"]) else "gloo")
     return device
 
 

@@ -54,6 +54,10 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         "first_step": None,  # {"before", "grads", "after"} of the first optimizer step
         "final_state": None,  # state_dict of the (first) DDP-wrapped module after its last step
         "destroyed": False,  # the program called destroy_process_group
+        # this worker's torchrun log folder (its error file lies there), so a log is matched
+        # to its global rank even when several agents share a --log-dir
+        "log_dir": os.path.dirname(os.path.abspath(os.environ["TORCHELASTIC_ERROR_FILE"])) if os.environ.get("TORCHELASTIC_ERROR_FILE") else "",
+        "ran_on": None,  # at destroy_process_group: backend, and the CUDA device if CUDA was used
         "extra": {},  # filled by COURSE_HARNESS_PLUGINS modules
     }
     _ddp_module = None  # weakref.ref to the first DDP module seen in a forward
@@ -110,9 +114,22 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     _destroy = dist.destroy_process_group
 
+    def _ran_on():
+        # reads only: the default group's backend, and CUDA's state where the program
+        # itself initialized CUDA (is_initialized() initializes nothing)
+        ran = {"backend": dist.get_backend() if dist.is_initialized() else None, "cuda": None}
+        if torch.cuda.is_initialized():
+            index = torch.cuda.current_device()
+            props = torch.cuda.get_device_properties(index)
+            ran["cuda"] = {"index": index, "name": props.name, "count": torch.cuda.device_count(),
+                           "uuid": str(getattr(props, "uuid", "")), "host": os.uname().nodename,
+                           "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}
+        return ran
+
     def _recording_destroy(*args, **kwargs):
         if not args and kwargs.get("group") is None:
             RECORD["destroyed"] = True  # the default group, i.e. every group
+            RECORD["ran_on"] = _ran_on()
         return _destroy(*args, **kwargs)
 
     dist.destroy_process_group = _recording_destroy

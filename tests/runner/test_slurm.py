@@ -1,0 +1,88 @@
+"""The Slurm side of the runner: the local test cluster starts and stops cleanly, jobs are
+followed by polling, and the whole suite runs as Slurm jobs with one option."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, copy_project
+from slurm_cluster import LocalCluster, parse_job, unavailable
+
+pytestmark = pytest.mark.torchrun
+
+
+@pytest.fixture
+def needs_slurm():
+    reason = unavailable()
+    if reason is not None:
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{reason}; CI installs Slurm through tests/system-deps.sh", pytrace=False)
+        pytest.skip(reason)
+
+
+def test_a_job_line_of_scontrol_is_read():
+    line = ("JobId=7 JobName=slurm-train UserId=root(0) JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0 "
+            "NodeList=n[1-2] StdOut=/tmp/x/slurm-train-7.out")
+    job = parse_job(line)
+    assert (job.job_id, job.state, job.exit_code, job.signal, job.done) == (7, "FAILED", 1, 0, True)
+    assert job.fields["NodeList"] == "n[1-2]" and job.fields["StdOut"] == "/tmp/x/slurm-train-7.out"
+    assert not parse_job("JobId=8 JobState=PENDING ExitCode=0:0").done
+
+
+@pytest.fixture
+def open_tmp():
+    """A short temporary folder that every user can enter: munged refuses a socket under
+    a folder that is not world-executable, and pytest's own base folder is 0700."""
+    folder = Path(tempfile.mkdtemp(prefix="course-slurm-test-"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_local_cluster_starts_twice_and_stops_with_nothing_left(needs_slurm, open_tmp):
+    tmp_path = open_tmp
+    for attempt in range(2):
+        cluster = LocalCluster(tmp_path / "cluster").start()
+        try:
+            assert cluster.node_states() == {"n1": "idle", "n2": "idle"}
+            assert cluster.gpus_per_node() == 0
+            out = cluster.run("sbatch", "--parsable", "--nodes=2", "--ntasks-per-node=1",
+                              f"--output={tmp_path}/hostname-%j.out", "--wrap", "srun printenv SLURMD_NODENAME").stdout
+            job_id = int(out.strip())
+            assert job_id == 1, "a fresh controller state starts job ids at 1"
+            state = cluster.wait(job_id, 60, submitted=time.monotonic())
+            assert (state.state, state.exit_code) == ("COMPLETED", 0)
+            assert sorted((tmp_path / f"hostname-{job_id}.out").read_text().split()) == ["n1", "n2"]
+            assert cluster.timing(job_id).queued_s is not None
+        finally:
+            left = cluster.stop(check=False)
+        assert left == [] and cluster.processes() == [], f"attempt {attempt}: left {left}"
+
+
+def test_the_suite_runs_as_slurm_jobs_and_its_records_say_so(needs_slurm, tmp_path):
+    """``pytest --slurm-local`` on a copy of the project: ddp_basics/train.py's launch
+    line is submitted as a Slurm job, the same tests pass, and the record says Slurm."""
+    (tmp_path / "project").mkdir()
+    project = copy_project(tmp_path / "project", ("mkdocs.yml", "pyproject.toml", "snippets", "tests", "hooks"))
+    records = project / "snippets" / "verification.json"
+    data = json.loads(records.read_text())
+    del data["ddp_basics/train.py"]
+    records.write_text(json.dumps(data))
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/snippets/test_ddp_basics", "--slurm-local",
+                           "--bare-runs", "1", "-p", "no:xdist", "-p", "no:cacheprovider", "-q"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "Slurm overhead" in proc.stdout and "jobs: submitted -> running" in proc.stdout
+    record = json.loads(records.read_text())["ddp_basics/train.py"]["cpu-gloo"]
+    assert (record["launcher"], record["nnodes"], record["nproc_per_node"], record["backend"], record["device"]) == \
+        ("slurm", 1, 2, "gloo", "cpu")
+    assert record["bare_runs"] == 1 and record.get("checks", "claims") == "claims"  # the default is left out
