@@ -134,6 +134,8 @@ class TestActivationCheckpointingAndPrefetch:
             for one in _passes(job.records[rank]["extra"]["events"]):
                 assert len(_ops(one["forward"], "linear")) == N_BLOCKS + 1  # the blocks and the head
                 assert len(_ops(one["backward"], "linear")) == N_BLOCKS  # the blocks' forwards again
+                # with the weights the backward pass gathers anyway: one all-gather per block, none extra
+                assert len(_ops(one["backward"], "all_gather")) == N_BLOCKS
 
     def test_each_block_gathers_the_next_one_before_that_one_starts(self, job):
         for rank in range(job.world_size):
