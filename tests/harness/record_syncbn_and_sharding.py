@@ -41,7 +41,8 @@ original with the same arguments and returns its result; tensors are copied with
   local shard before and after;
 * ``full_tensors``: what every ``DTensor.full_tensor`` call returned;
 * ``clips``: every ``torch.nn.utils.clip_grad_norm_`` call: ``max_norm``, the norm it
-  returned, and the local gradient shards before and after;
+  returned (its value, its class name and, for a ``DTensor``, its placements), and the
+  local gradient shards before and after;
 * ``dcp``: the state passed to ``torch.distributed.checkpoint.save`` (``saved``), the
   state passed to ``load`` before and after loading (``before_load``, ``loaded``), and
   the model's and optimizer's local shards right after ``set_state_dict``
@@ -404,6 +405,8 @@ def _recording_clip_grad_norm(parameters, max_norm, *args, **kwargs):
     before = [None if p.grad is None else _plain(p.grad) for p in params]
     norm = _clip_grad_norm(parameters, max_norm, *args, **kwargs)
     EXTRA["clips"].append({"max_norm": float(max_norm), "norm": _plain(norm), "before": before,
+                           "norm_class": type(norm).__name__,
+                           "norm_placements": [str(pl) for pl in norm.placements] if isinstance(norm, DTensor) else None,
                            "after": [None if p.grad is None else _plain(p.grad) for p in params]})
     return norm
 

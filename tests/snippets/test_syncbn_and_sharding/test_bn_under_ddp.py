@@ -68,5 +68,17 @@ class TestBatchNormUnderDDP:
             assert evaluated == pytest.approx(rank0[0].item(), abs=1e-3)
         assert printed[1][0] != pytest.approx(printed[1][1], abs=0.05)  # rank 1's own statistics were replaced
 
+    def test_rank_0_s_images_have_mean_0_and_rank_1_s_mean_3(self, job):
+        for rank in range(job.world_size):
+            for call in _bn_calls(job, rank)[0]:
+                assert call["input"].mean().item() == pytest.approx(3 * rank, abs=0.3)
+
+    def test_rank_1_moved_towards_3_and_evaluates_with_rank_0_s_value_near_0(self, job):
+        printed = {int(m[1]): (float(m[2]), float(m[3])) for m in _PRINTED.finditer(
+            "\n".join(job.stdout(r) for r in range(job.world_size)))}
+        trained, evaluated = printed[1]
+        assert abs(evaluated) < 0.1 and evaluated == printed[0][1]  # rank 0's value on both ranks
+        assert trained > evaluated + 0.1  # rank 1's last batch pulled its copy towards 3
+
 
 test_bare_run = bare_run_test(PROGRAM, reference="job", stdout=(r"^rank 1: running mean of channel 0: ",))

@@ -34,6 +34,13 @@ class TestFullyShard:
             for p in params:
                 assert p["local_shape"] == (_expected_rows(p["shape"][0], ws, rank), *p["shape"][1:])
 
+    def test_rank_0_stores_the_whole_one_row_last_layer_and_rank_1_none_of_it(self, fsdp_job):
+        last = [fsdp_job.records[r]["extra"]["sharded_steps"][-1][-1] for r in range(fsdp_job.world_size)]
+        assert [p["shape"] for p in last] == [(1,)] * fsdp_job.world_size  # its bias; its weight is 1 x 64
+        weights = [fsdp_job.records[r]["extra"]["sharded_steps"][-1][-2] for r in range(fsdp_job.world_size)]
+        assert [p["local_shape"] for p in weights] == [(1, 64), (0, 64)]
+        assert [p["local_shape"] for p in last] == [(1,), (0,)]
+
     def test_gradients_and_optimizer_state_are_sharded_the_same_way(self, fsdp_job):
         for rank in range(fsdp_job.world_size):
             for p in fsdp_job.records[rank]["extra"]["sharded_steps"][-1]:
