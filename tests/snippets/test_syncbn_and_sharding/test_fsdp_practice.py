@@ -108,7 +108,7 @@ class TestClipping:
         for step, expected in enumerate(reference):
             norms = [calls[r][step]["norm"].item() for r in range(job.world_size)]
             for r in range(job.world_size):  # a DTensor replicated on every rank
-                assert (calls[r][step]["norm_class"], calls[r][step]["norm_placements"]) == ("DTensor", ["Replicate()"])
+                assert (calls[r][step]["norm_class"], calls[r][step]["norm_placements"]) == ("DTensor", ["R"])  # str(Replicate())
             assert len(set(norms)) == 1, norms  # the same on every rank
             whole = torch.linalg.vector_norm(torch.stack([
                 torch.linalg.vector_norm(_full([calls[r][step]["before"][i] for r in range(job.world_size)]))
