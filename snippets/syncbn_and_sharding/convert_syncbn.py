@@ -9,7 +9,7 @@ syncbn_train.py).
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 convert_syncbn.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 180 s
 """
 import os
 

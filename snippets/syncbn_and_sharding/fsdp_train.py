@@ -8,7 +8,7 @@ test in tests/snippets/test_syncbn_and_sharding/test_fsdp_train.py runs exactly 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 fsdp_train.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 180 s
 """
 import os
 

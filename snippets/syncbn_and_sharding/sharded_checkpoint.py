@@ -8,7 +8,7 @@ test in tests/snippets/test_syncbn_and_sharding/test_sharded_checkpoint.py runs 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 sharded_checkpoint.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 180 s
 """
 import os
 

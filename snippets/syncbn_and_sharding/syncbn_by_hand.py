@@ -9,7 +9,7 @@ test in tests/snippets/test_syncbn_and_sharding/test_syncbn_by_hand.py runs exac
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 syncbn_by_hand.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 180 s
 """
 import os
 

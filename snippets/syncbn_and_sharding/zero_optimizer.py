@@ -8,7 +8,7 @@ test in tests/snippets/test_syncbn_and_sharding/test_zero_optimizer.py runs exac
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 zero_optimizer.py
 --8<-- [end:launch]
-time-limit: 60 s
+time-limit: 180 s
 """
 import os
 

@@ -2,7 +2,9 @@
 
 Loaded in every worker by ``sitecustomize`` when the test passes
 ``plugins=("record_syncbn_and_sharding",)``. It watches the programs through public
-PyTorch entry points, without changing what they compute, and fills ``RECORD["extra"]``:
+PyTorch entry points, without changing what they compute (every wrapper calls the
+original with the same arguments and returns its result; tensors are copied with
+``tensor_copy.plain``; modules are held by weak reference), and fills ``RECORD["extra"]``:
 
 * ``convert``: every outer ``SyncBatchNorm.convert_sync_batchnorm`` call, the module tree
   before and after (per module: its class name and the ``id`` of each of its own
@@ -11,26 +13,57 @@ PyTorch entry points, without changing what they compute, and fills ``RECORD["ex
   of every submodule of the wrapped module and the device type of its parameters;
 * ``by_hand``: every training-mode forward of a module of class ``SyncBatchNormByHand``:
   its input, output and running statistics after the call;
+* ``batchnorm``: every forward of a BatchNorm or SyncBatchNorm layer: its class name,
+  training mode, input, output and running statistics after the call;
 * ``zero``: after each step of a ``ZeroRedundancyOptimizer``, the names of the
   parameters its local optimizer holds and the shapes of their optimizer state;
 * ``sharded_steps``: after each step of an optimizer over DTensor parameters (FSDP),
   per parameter in the optimizer's order: global shape, local shard shape, element
   size, local gradient shape and local shapes of its optimizer state;
+* ``events``: in call order, the collectives the program and the libraries it calls
+  issue through ``torch.distributed`` (``all_gather_single``, ``reduce_scatter_single``,
+  ``all_reduce``, ``broadcast``: dtype, number of elements, ``src``; the object
+  collectives ``gather_object``, ``scatter_object_list``, ``broadcast_object_list``,
+  ``all_gather_object``: the class names of the objects this rank passes, how many
+  tensors they contain, whether the call used the default group and whether it ran on
+  the main thread), interleaved with markers: ``forward`` (a module that
+  ``fully_shard`` made a unit starts its forward; its class name and the order in
+  which units were first seen), ``backward`` (``torch.autograd.backward`` is called; the
+  class name of every parameter of every unit seen so far, so a test can tell sharded
+  DTensors from unsharded plain tensors), ``linear`` (an ``nn.Linear`` ran its forward),
+  ``step`` (an optimizer step ended), and ``dcp_save``/``dcp_save_end`` around every
+  ``torch.distributed.checkpoint.save`` call;
+* ``model_state_dicts``: every ``get_model_state_dict`` call: its options and, per key
+  of what it returned, shape, device and whether it is a DTensor;
+* ``set_model_state_dicts``: every ``set_model_state_dict`` call: its options, how many
+  entries the caller passed, and the model's local parameter shards afterwards;
+* ``to_empty``: every ``nn.Module.to_empty`` call: the device type of each parameter's
+  local shard before and after;
+* ``full_tensors``: what every ``DTensor.full_tensor`` call returned;
+* ``clips``: every ``torch.nn.utils.clip_grad_norm_`` call: ``max_norm``, the norm it
+  returned (its value, its class name and, for a ``DTensor``, its placements), and the
+  local gradient shards before and after;
 * ``dcp``: the state passed to ``torch.distributed.checkpoint.save`` (``saved``), the
   state passed to ``load`` before and after loading (``before_load``, ``loaded``), and
   the model's and optimizer's local shards right after ``set_state_dict``
   (``restored``); tensors as this rank's local shard, keyed by path
-  (``model/0.0.weight``, ``optimizer/state/0.0.weight/exp_avg``).
+  (``model/0.0.weight``, ``optimizer/state/0.0.weight/exp_avg``); objects that are
+  neither tensors, containers nor plain values (a ``Stateful``) by their class name only.
 """
 from __future__ import annotations
 
+import dataclasses
+import threading
+import types
 import weakref
 from collections.abc import Mapping
 
 import torch
+import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 import torch.distributed.checkpoint.state_dict as dcp_state_dict
 from torch import nn
+from torch.distributed.fsdp import FSDPModule
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.distributed.tensor import DTensor
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
@@ -41,8 +74,11 @@ from sitecustomize import RECORD
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
-EXTRA.update(convert=[], ddp=None, by_hand=[], zero=None, sharded_steps=[],
+EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_steps=[], events=[],
+             model_state_dicts=[], set_model_state_dicts=[], to_empty=[], full_tensors=[], clips=[],
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
+EVENTS = EXTRA["events"]
+_PLAIN_VALUES = (int, float, bool, str, bytes, type(None))
 
 
 def _local_shape(t: torch.Tensor) -> tuple[int, ...]:
@@ -50,7 +86,8 @@ def _local_shape(t: torch.Tensor) -> tuple[int, ...]:
 
 
 def _flatten(obj, prefix: str = "") -> dict:
-    """Nested dicts and lists as {"a/b/c": value}; tensors as local CPU copies."""
+    """Nested dicts and lists as {"a/b/c": value}; tensors as local CPU copies, other
+    objects (e.g. a Stateful) as ``"<ClassName>"``: never a reference to them."""
     if isinstance(obj, Mapping):
         out = {}
         for key, value in obj.items():
@@ -63,7 +100,29 @@ def _flatten(obj, prefix: str = "") -> dict:
         return out
     if isinstance(obj, torch.Tensor):
         return {prefix[:-1]: _plain(obj)}
-    return {prefix[:-1]: obj}
+    if isinstance(obj, _PLAIN_VALUES):
+        return {prefix[:-1]: obj}
+    return {prefix[:-1]: f"<{type(obj).__name__}>"}
+
+
+def _count_tensors(obj, seen: set | None = None) -> int:
+    """How many tensors an object holds (containers, dataclasses and attributes walked);
+    reads only."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, _PLAIN_VALUES):
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        return 1
+    if isinstance(obj, Mapping):
+        return sum(_count_tensors(k, seen) + _count_tensors(v, seen) for k, v in obj.items())
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return sum(_count_tensors(v, seen) for v in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(_count_tensors(getattr(obj, f.name, None), seen) for f in dataclasses.fields(obj))
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(_count_tensors(v, seen) for v in vars(obj).values())
+    return 0
 
 
 # --- SyncBatchNorm.convert_sync_batchnorm -------------------------------------------
@@ -97,9 +156,18 @@ def _recording_convert(cls, module, process_group=None):
 nn.SyncBatchNorm.convert_sync_batchnorm = classmethod(_recording_convert)
 
 
-# --- forwards: DDP's wrapped module, SyncBatchNormByHand -------------------------------
+# --- forwards: DDP's wrapped module, FSDP units, BatchNorm layers -------------------------
 
 _ddp_module = None  # weakref.ref: never keeps the program's module alive
+_units: list[weakref.ref] = []  # FSDP units in the order of their first forward
+
+
+def _unit_index(module: nn.Module) -> int:
+    for i, ref in enumerate(_units):
+        if ref() is module:
+            return i
+    _units.append(weakref.ref(module))
+    return len(_units) - 1
 
 
 def _on_forward_pre(module, args):
@@ -111,6 +179,10 @@ def _on_forward_pre(module, args):
                 "types": {name: type(m).__name__ for name, m in module.module.named_modules()},
                 "device": next(module.module.parameters()).device.type,
             }
+    if isinstance(module, FSDPModule):
+        EVENTS.append({"op": "forward", "unit": _unit_index(module), "type": type(module).__name__})
+    elif type(module) is nn.Linear:
+        EVENTS.append({"op": "linear"})
 
 
 def _on_forward(module, args, output):
@@ -122,16 +194,111 @@ def _on_forward(module, args, output):
             "running_var": _plain(module.running_var),
             "num_batches_tracked": int(module.num_batches_tracked),
         })
+    elif isinstance(module, nn.modules.batchnorm._BatchNorm) and isinstance(output, torch.Tensor):
+        EXTRA["batchnorm"].append({
+            "type": type(module).__name__,
+            "training": module.training,
+            "input": _plain(args[0]),
+            "output": _plain(output),
+            "running_mean": None if module.running_mean is None else _plain(module.running_mean),
+            "running_var": None if module.running_var is None else _plain(module.running_var),
+        })
 
 
 register_module_forward_pre_hook(_on_forward_pre)
 register_module_forward_hook(_on_forward)
+
+_autograd_backward = torch.autograd.backward
+
+
+def _unit_params(unit: nn.Module) -> list[str]:
+    """The class names of a unit's own parameters: those under it but not under a nested unit."""
+    names, stack = [], [unit]
+    while stack:
+        module = stack.pop()
+        names += [type(p).__name__ for p in module.parameters(recurse=False)]
+        stack += [child for child in module.children() if not isinstance(child, FSDPModule)]
+    return names
+
+
+def _recording_backward(*args, **kwargs):
+    units = [ref() for ref in _units]
+    EVENTS.append({"op": "backward", "params": [None if unit is None else _unit_params(unit) for unit in units]})
+    return _autograd_backward(*args, **kwargs)
+
+
+torch.autograd.backward = _recording_backward
+
+
+# --- collectives through torch.distributed ----------------------------------------------
+
+def _tensor_event(op: str, tensor: torch.Tensor, **extra) -> None:
+    EVENTS.append({"op": op, "dtype": str(tensor.dtype).removeprefix("torch."), "numel": tensor.numel(), **extra})
+
+
+_all_gather_single = dist.all_gather_single
+_reduce_scatter_single = dist.reduce_scatter_single
+_all_reduce = dist.all_reduce
+_broadcast = dist.broadcast
+
+
+def _recording_all_gather_single(output_tensor, input_tensor, *args, **kwargs):
+    _tensor_event("all_gather", input_tensor)
+    return _all_gather_single(output_tensor, input_tensor, *args, **kwargs)
+
+
+def _recording_reduce_scatter_single(*args, **kwargs):
+    _tensor_event("reduce_scatter", kwargs["input"] if "input" in kwargs else args[1])
+    return _reduce_scatter_single(*args, **kwargs)
+
+
+def _recording_all_reduce(tensor, *args, **kwargs):
+    _tensor_event("all_reduce", tensor)
+    return _all_reduce(tensor, *args, **kwargs)
+
+
+def _recording_broadcast(tensor, *args, **kwargs):
+    src = kwargs.get("src", args[0] if args else None)
+    _tensor_event("broadcast", tensor, src=src)
+    return _broadcast(tensor, *args, **kwargs)
+
+
+dist.all_gather_single = _recording_all_gather_single
+dist.reduce_scatter_single = _recording_reduce_scatter_single
+dist.all_reduce = _recording_all_reduce
+dist.broadcast = _recording_broadcast
+
+
+def _object_collective(name: str, sent):
+    original = getattr(dist, name)
+
+    def recording(*args, **kwargs):
+        objects = sent(args, kwargs)
+        EVENTS.append({"op": name, "types": [type(o).__name__ for o in objects],
+                       "tensors": sum(_count_tensors(o) for o in objects),
+                       "default_group": kwargs.get("group") is None,
+                       "main_thread": threading.current_thread() is threading.main_thread()})
+        return original(*args, **kwargs)
+
+    setattr(dist, name, recording)
+
+
+def _arg(args, kwargs, index: int, name: str):
+    return kwargs[name] if name in kwargs else (args[index] if len(args) > index else None)
+
+
+# what this rank hands to each object collective (receivers' lists hold placeholders)
+_object_collective("gather_object", lambda a, k: [_arg(a, k, 0, "obj")])
+_object_collective("all_gather_object", lambda a, k: [_arg(a, k, 1, "obj")])
+_object_collective("scatter_object_list", lambda a, k: list(_arg(a, k, 1, "scatter_object_input_list") or []))
+_object_collective("broadcast_object_list", lambda a, k: list(_arg(a, k, 0, "object_list") or []))
 
 
 # --- optimizer steps: ZeroRedundancyOptimizer, optimizers over FSDP shards -------------
 
 def _on_step(optimizer, args, kwargs):
     if isinstance(optimizer, ZeroRedundancyOptimizer):
+        EVENTS.append({"op": "step"})
         ddp = _ddp_module() if _ddp_module is not None else None
         if ddp is None:
             return
@@ -146,6 +313,7 @@ def _on_step(optimizer, args, kwargs):
         return
     params = [p for g in optimizer.param_groups for p in g["params"]]
     if params and all(isinstance(p, DTensor) for p in params):
+        EVENTS.append({"op": "step"})
         EXTRA["sharded_steps"].append([
             {
                 "shape": tuple(p.shape),
@@ -162,6 +330,90 @@ def _on_step(optimizer, args, kwargs):
 register_optimizer_step_post_hook(_on_step)
 
 
+# --- full state dicts, full tensors, gradient clipping ------------------------------------
+
+def _options(options) -> dict:
+    return {} if options is None else {"full_state_dict": options.full_state_dict, "cpu_offload": options.cpu_offload,
+                                       "broadcast_from_rank0": options.broadcast_from_rank0}
+
+
+_get_model_state_dict = dcp_state_dict.get_model_state_dict
+_set_model_state_dict = dcp_state_dict.set_model_state_dict
+
+
+def _recording_get_model_state_dict(model, *args, **kwargs):
+    out = _get_model_state_dict(model, *args, **kwargs)
+    EXTRA["model_state_dicts"].append({
+        "options": _options(kwargs.get("options")),
+        "tensors": {k: {"shape": tuple(v.shape), "device": v.device.type, "dtensor": isinstance(v, DTensor)}
+                    for k, v in out.items() if isinstance(v, torch.Tensor)},
+    })
+    return out
+
+
+def _recording_set_model_state_dict(model, model_state_dict, *args, **kwargs):
+    given = len(model_state_dict)  # the call consumes the dict: count it first
+    out = _set_model_state_dict(model, model_state_dict, *args, **kwargs)
+    EXTRA["set_model_state_dicts"].append({
+        "options": _options(kwargs.get("options")),
+        "given": given,
+        "after": {n: _plain(p) for n, p in model.named_parameters()},
+    })
+    return out
+
+
+dcp_state_dict.get_model_state_dict = _recording_get_model_state_dict
+dcp_state_dict.set_model_state_dict = _recording_set_model_state_dict
+
+_to_empty = nn.Module.to_empty
+
+
+def _devices(module: nn.Module) -> dict[str, str]:
+    return {n: (p.to_local() if isinstance(p, DTensor) else p).device.type for n, p in module.named_parameters()}
+
+
+def _recording_to_empty(self, *args, **kwargs):
+    before = _devices(self)
+    out = _to_empty(self, *args, **kwargs)
+    EXTRA["to_empty"].append({"before": before, "after": _devices(self)})
+    return out
+
+
+nn.Module.to_empty = _recording_to_empty
+
+_full_tensor = DTensor.full_tensor
+
+
+def _recording_full_tensor(self, *args, **kwargs):
+    out = _full_tensor(self, *args, **kwargs)
+    EXTRA["full_tensors"].append(_plain(out))
+    return out
+
+
+DTensor.full_tensor = _recording_full_tensor
+
+_clip_grad_norm = torch.nn.utils.clip_grad_norm_
+
+
+def _recording_clip_grad_norm(parameters, max_norm, *args, **kwargs):
+    given = parameters
+    params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+    if isinstance(given, types.GeneratorType):
+        parameters = (p for p in params)  # the same kind of argument: a generator over the same parameters
+    elif not isinstance(given, torch.Tensor):
+        parameters = params
+    before = [None if p.grad is None else _plain(p.grad) for p in params]
+    norm = _clip_grad_norm(parameters, max_norm, *args, **kwargs)
+    EXTRA["clips"].append({"max_norm": float(max_norm), "norm": _plain(norm), "before": before,
+                           "norm_class": type(norm).__name__,
+                           "norm_placements": [str(pl) for pl in norm.placements] if isinstance(norm, DTensor) else None,
+                           "after": [None if p.grad is None else _plain(p.grad) for p in params]})
+    return norm
+
+
+torch.nn.utils.clip_grad_norm_ = _recording_clip_grad_norm
+
+
 # --- torch.distributed.checkpoint -------------------------------------------------------
 
 _dcp_save = dcp.save
@@ -171,7 +423,11 @@ _set_state_dict = dcp_state_dict.set_state_dict
 
 def _recording_save(state_dict, *args, **kwargs):
     EXTRA["dcp"]["saved"] = _flatten(state_dict)
-    return _dcp_save(state_dict, *args, **kwargs)
+    EVENTS.append({"op": "dcp_save"})
+    try:
+        return _dcp_save(state_dict, *args, **kwargs)
+    finally:
+        EVENTS.append({"op": "dcp_save_end"})
 
 
 def _recording_load(state_dict, *args, **kwargs):

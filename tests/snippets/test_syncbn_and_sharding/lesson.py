@@ -52,3 +52,54 @@ def _files_saved(job: JobResult, rank: int) -> list[str]:
 
 def _bn_buffers(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k: v for k, v in state.items() if k.endswith(("running_mean", "running_var"))}
+
+
+def _expected_rows(rows: int, world_size: int, rank: int) -> int:
+    """Rows of dim 0 that rank ``rank`` holds under fully_shard: torch.chunk's split, so
+    the last ranks may get fewer or none."""
+    per_rank = -(-rows // world_size)
+    return max(0, min(rows, (rank + 1) * per_rank) - rank * per_rank)
+
+
+def _padded_numel(shape: tuple[int, ...], world_size: int) -> int:
+    """Elements of one rank's padded shard of a parameter (what its all-gather sends)."""
+    rest = torch.Size(shape[1:]).numel()
+    return -(-shape[0] // world_size) * rest
+
+
+def _passes(events: list[dict]) -> list[dict]:
+    """The recorder's ``events`` cut into forward/backward passes.
+
+    Returns:
+        One dict per pass, in order: ``forward`` and ``backward`` (the events of each
+        phase, markers included except the ``backward`` marker) and ``params`` (the
+        parameter classes per unit that the ``backward`` marker saw). A pass starts at
+        the first unit ``forward`` after a backward, a step, or the start.
+    """
+    out, phase = [], None
+    for event in events:
+        if event["op"] == "forward" and phase != "forward":
+            out.append({"forward": [], "backward": [], "params": None})
+            phase = "forward"
+        if event["op"] == "backward":
+            if out:
+                out[-1]["params"] = event["params"]
+            phase = "backward"
+            continue
+        if event["op"] == "step":
+            phase = "step"
+            continue
+        if out and phase in ("forward", "backward"):
+            out[-1][phase].append(event)
+    return out
+
+
+def _ops(events: list[dict], op: str) -> list[dict]:
+    return [e for e in events if e["op"] == op]
+
+
+def _traceback(job: JobResult, local_rank: int) -> str:
+    """One worker's stderr from its first traceback on ('' if it printed none)."""
+    err = next(r.stderr for r in job.ranks if r.local_rank == local_rank)
+    start = err.find("Traceback (most recent call last)")
+    return "" if start < 0 else err[start:]

@@ -6,7 +6,7 @@ import pytest
 import torch
 from conftest import bare_run_test, import_program
 from torchjob import JobResult
-from .lesson import FOLDER, TOL, _adam_in_one_process, _files_saved, _run
+from .lesson import FOLDER, TOL, _adam_in_one_process, _expected_rows, _files_saved, _ops, _padded_numel, _passes, _run
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("syncbn_and_sharding/fsdp_train.py")]
 
@@ -18,12 +18,6 @@ fsdp = import_program(FSDP)
 @pytest.fixture(scope="module")
 def fsdp_job(tmp_path_factory, pytestconfig) -> JobResult:
     return _run(FSDP, tmp_path_factory, pytestconfig)
-
-
-def _expected_rows(rows: int, world_size: int, rank: int) -> int:
-    """Rows of dim 0 that rank ``rank`` holds: torch.chunk's split, the last ranks may get fewer or none."""
-    per_rank = -(-rows // world_size)
-    return max(0, min(rows, (rank + 1) * per_rank) - rank * per_rank)
 
 
 class TestFullyShard:
@@ -39,6 +33,13 @@ class TestFullyShard:
             assert [p["shape"] for p in params] == shapes
             for p in params:
                 assert p["local_shape"] == (_expected_rows(p["shape"][0], ws, rank), *p["shape"][1:])
+
+    def test_rank_0_stores_the_whole_one_row_last_layer_and_rank_1_none_of_it(self, fsdp_job):
+        last = [fsdp_job.records[r]["extra"]["sharded_steps"][-1][-1] for r in range(fsdp_job.world_size)]
+        assert [p["shape"] for p in last] == [(1,)] * fsdp_job.world_size  # its bias; its weight is 1 x 64
+        weights = [fsdp_job.records[r]["extra"]["sharded_steps"][-1][-2] for r in range(fsdp_job.world_size)]
+        assert [p["local_shape"] for p in weights] == [(1, 64), (0, 64)]
+        assert [p["local_shape"] for p in last] == [(1,), (0,)]
 
     def test_gradients_and_optimizer_state_are_sharded_the_same_way(self, fsdp_job):
         for rank in range(fsdp_job.world_size):
@@ -73,6 +74,73 @@ class TestFullyShard:
             assert saved[name].shape == value.shape  # full, not a shard
             torch.testing.assert_close(saved[name], value, **TOL)
             assert not torch.allclose(saved[name], initial[name], **TOL), f"{name} did not train"
+
+
+class TestGatherAndReduceScatter:
+    """One all-gather per unit just before its forward, again for its backward (but the
+    root's, which keeps its weights), one reduce-scatter per unit in backward."""
+
+    def _units(self) -> list[list[tuple[int, ...]]]:
+        """The parameter shapes of each unit, in forward order: the root (the last Linear) first, then the blocks."""
+        model = fsdp.make_model()
+        blocks = [[tuple(p.shape) for p in block.parameters()] for block in model[:-1]]
+        return [[tuple(p.shape) for p in model[-1].parameters()], *blocks]
+
+    def test_every_training_step_is_one_forward_and_one_backward_pass(self, fsdp_job):
+        steps = len(fsdp_job.records[0]["extra"]["sharded_steps"])
+        for rank in range(fsdp_job.world_size):
+            assert len(_passes(fsdp_job.records[rank]["extra"]["events"])) == steps
+
+    def test_each_unit_is_all_gathered_just_before_its_forward(self, fsdp_job):
+        ws, units = fsdp_job.world_size, self._units()
+        for rank in range(ws):
+            for n, one in enumerate(_passes(fsdp_job.records[rank]["extra"]["events"])):
+                forward = one["forward"]
+                starts = [i for i, e in enumerate(forward) if e["op"] == "forward"]
+                assert [forward[i]["unit"] for i in starts] == list(range(len(units))), f"rank {rank}, pass {n}"
+                for unit, i in enumerate(starts):  # the next collective after a unit starts is its own all-gather
+                    gather = next(e for e in forward[i + 1:] if e["op"] != "linear")
+                    assert gather["op"] == "all_gather", f"rank {rank}, pass {n}, unit {unit}: {gather}"
+                    assert gather["numel"] == sum(_padded_numel(shape, ws) for shape in units[unit])
+                assert len(_ops(forward, "all_gather")) == len(units)
+                assert not _ops(forward, "reduce_scatter")
+
+    def test_backward_gathers_the_blocks_again_and_reduce_scatters_every_unit(self, fsdp_job):
+        ws, units = fsdp_job.world_size, self._units()
+        for rank in range(ws):
+            for n, one in enumerate(_passes(fsdp_job.records[rank]["extra"]["events"])):
+                backward = one["backward"]
+                gathered = sorted(e["numel"] for e in _ops(backward, "all_gather"))
+                # every block again; the root unit kept its full weights (reshard_after_forward=False for the root)
+                assert gathered == sorted(sum(_padded_numel(s, ws) for s in unit) for unit in units[1:]), f"rank {rank}, pass {n}"
+                scattered = sorted(e["numel"] for e in _ops(backward, "reduce_scatter"))
+                assert scattered == sorted(ws * sum(_padded_numel(s, ws) for s in unit) for unit in units)
+                assert all(e["dtype"] == "float32" for e in _ops(backward, "reduce_scatter"))
+
+
+    def test_backward_gathers_the_next_unit_before_reducing_the_current_one(self, fsdp_job):
+        # FSDP2 prefetches one unit ahead in backward by default
+        for rank in range(fsdp_job.world_size):
+            for n, one in enumerate(_passes(fsdp_job.records[rank]["extra"]["events"])):
+                seq = [e["op"] for e in one["backward"] if e["op"] in ("all_gather", "reduce_scatter")]
+                gathers = seq.count("all_gather")
+                scatters = [i for i, op in enumerate(seq) if op == "reduce_scatter"]
+                for k, i in enumerate(scatters):
+                    assert seq[:i].count("all_gather") >= min(k + 2, gathers), f"rank {rank}, pass {n}: {seq}"
+
+
+class TestFullStateDict:
+    def test_with_cpu_offload_only_rank_0_receives_the_full_tensors(self, fsdp_job):
+        shapes = {n: tuple(p.shape) for n, p in fsdp.make_model().state_dict().items()}
+        for rank in range(fsdp_job.world_size):
+            calls = fsdp_job.records[rank]["extra"]["model_state_dicts"]
+            assert [c["options"]["full_state_dict"] and c["options"]["cpu_offload"] for c in calls] == [True]
+            tensors = calls[0]["tensors"]
+            if rank == 0:
+                assert {k: t["shape"] for k, t in tensors.items()} == shapes  # full, not shards
+                assert all(t["device"] == "cpu" and not t["dtensor"] for t in tensors.values())
+            else:
+                assert tensors == {}, f"rank {rank} received tensors although cpu_offload=True keeps them on rank 0"
 
 
 test_bare_run = bare_run_test(FSDP, reference="fsdp_job")

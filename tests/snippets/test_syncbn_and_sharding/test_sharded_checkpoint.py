@@ -65,4 +65,27 @@ class TestShardedCheckpoint:
             assert torch.equal(value, shards), key
 
 
+class TestSavePlanning:
+    def _save_events(self, job: JobResult, rank: int) -> list[dict]:
+        events = job.records[rank]["extra"]["events"]
+        ops = [e["op"] for e in events]
+        assert ops.count("dcp_save") == 1 and ops.count("dcp_save_end") == 1
+        return events[ops.index("dcp_save") + 1:ops.index("dcp_save_end")]
+
+    def test_rank_0_gathers_every_rank_s_plan_and_sends_back_the_final_plans(self, ckpt_job):
+        for rank in range(ckpt_job.world_size):
+            objects = [(e["op"], e["types"]) for e in self._save_events(ckpt_job, rank) if "types" in e]
+            plans = ["SavePlan"] * (ckpt_job.world_size if rank == 0 else 0)  # only rank 0 hands out plans
+            assert objects[:2] == [("gather_object", ["SavePlan"]), ("scatter_object_list", plans)], objects
+            assert objects[2][0] == "gather_object"  # then every rank reports what it wrote
+            assert objects[-1][0] == "broadcast_object_list"  # and rank 0 sends back the final metadata
+
+    def test_no_tensor_travels_between_ranks_while_saving(self, ckpt_job):
+        for rank in range(ckpt_job.world_size):
+            events = self._save_events(ckpt_job, rank)
+            assert all(e["tensors"] == 0 for e in events if "types" in e), events  # plans and results: metadata only
+            assert not [e for e in events if "dtype" in e], "a tensor collective ran during dcp.save"
+            assert ckpt_job.records[rank]["extra"]["full_tensors"] == []  # and nothing was gathered before it
+
+
 test_bare_run = bare_run_test(CKPT, reference="ckpt_job")

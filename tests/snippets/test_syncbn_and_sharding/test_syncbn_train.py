@@ -5,13 +5,19 @@ import pytest
 import torch
 from conftest import bare_run_test, import_program
 from torchjob import JobResult
-from .lesson import BATCHNORMS, FOLDER, TOL, _bn_buffers, _global_batches, _run
+from .lesson import BATCHNORMS, FOLDER, _bn_buffers, _global_batches, _run
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("syncbn_and_sharding/syncbn_train.py")]
 
 
 TRAIN = FOLDER / "syncbn_train.py"
 train = import_program(TRAIN)
+# The program runs as readers run it, with PyTorch's defaults, and those let cuDNN compute
+# fp32 convolutions in TF32 on Ampere and newer GPUs (torch.backends.cudnn.allow_tf32 is
+# True; its 10-bit mantissa is good to about 1e-3 relative). The reference runs in fp32 on
+# the CPU, so the tolerances allow for TF32; the statistics of one rank's batch alone
+# differ from the global ones by far more (tens of percent).
+TF32_TOL = dict(rtol=1e-2, atol=1e-3)
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +51,7 @@ class TestSyncBatchNormTraining:
             after = _bn_buffers(train_job.records[rank]["first_step"]["after"])
             assert after.keys() == expected.keys()
             for name in expected:
-                torch.testing.assert_close(after[name], expected[name], **TOL)
+                torch.testing.assert_close(after[name], expected[name], **TF32_TOL)
 
     def test_running_statistics_differ_from_one_ranks_local_batch(self, train_job):
         x, _ = next(_global_batches(train_job, train.make_dataset(), train.BATCH_SIZE, epoch=0))
@@ -56,7 +62,7 @@ class TestSyncBatchNormTraining:
         with torch.no_grad():
             local(x[: train.BATCH_SIZE])  # rank 0's own batch only
         local_stats = _bn_buffers(local.state_dict())
-        assert any(not torch.allclose(after[n], local_stats[n], **TOL) for n in local_stats)
+        assert any(not torch.allclose(after[n], local_stats[n], **TF32_TOL) for n in local_stats)
 
 
 test_bare_run = bare_run_test(TRAIN, reference="train_job")

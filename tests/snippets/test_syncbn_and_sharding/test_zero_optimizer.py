@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import bare_run_test, import_program
 from torchjob import JobResult
-from .lesson import FOLDER, TOL, _adam_in_one_process, _files_saved, _run
+from .lesson import FOLDER, TOL, _adam_in_one_process, _files_saved, _global_batches, _run
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("syncbn_and_sharding/zero_optimizer.py")]
 
@@ -72,6 +72,34 @@ class TestZeroRedundancyOptimizer:
                 torch.testing.assert_close(saved["optimizer"]["state"][index][key], state[key], **TOL)
         for name, value in model.state_dict().items():
             torch.testing.assert_close(saved["model"][name], value, **TOL)
+
+
+class TestCommunication:
+    def test_ddp_still_averages_every_gradient_on_every_rank(self, zero_job):
+        # stage 1 shards the optimizer state only: at the first step each rank holds the
+        # averaged gradient of every parameter, not only of those it updates
+        torch.manual_seed(0)
+        model = zero.make_model()
+        x, y = next(_global_batches(zero_job, zero.make_dataset(), zero.BATCH_SIZE, epoch=0))
+        torch.nn.MSELoss()(model(x), y).backward()
+        for rank in range(zero_job.world_size):
+            grads = zero_job.records[rank]["first_step"]["grads"]
+            assert grads.keys() == dict(model.named_parameters()).keys()
+            for name, p in model.named_parameters():
+                torch.testing.assert_close(grads[name], p.grad, **TOL)
+
+    def test_every_step_broadcasts_each_rank_s_updated_share(self, zero_job):
+        shapes = {n: torch.Size(p.shape).numel() for n, p in zero.make_model().named_parameters()}
+        for rank in range(zero_job.world_size):
+            events = zero_job.records[rank]["extra"]["events"]
+            marks = [i for i, e in enumerate(events) if e["op"] == "step"]
+            assert len(marks) == zero.EPOCHS * -(-len(zero.make_dataset()) // zero_job.world_size // zero.BATCH_SIZE)
+            start = 0
+            for mark in marks:
+                sent = [e for e in events[start:mark] if e["op"] == "broadcast"]
+                assert {e["src"] for e in sent} == set(range(zero_job.world_size))  # every rank sends its share
+                assert sum(e["numel"] for e in sent) == sum(shapes.values())  # every value once
+                start = mark + 1
 
 
 test_bare_run = bare_run_test(ZERO, reference="zero_job")

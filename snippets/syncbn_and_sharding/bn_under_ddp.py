@@ -1,0 +1,76 @@
+"""What DDP does with BatchNorm's running statistics: every rank normalizes with the
+statistics of its own batch, and at the start of every forward pass DDP copies rank 0's
+buffers over everyone else's.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding/test_bn_under_ddp.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 bn_under_ddp.py
+--8<-- [end:launch]
+time-limit: 180 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+CHANNELS = 3
+BATCH_SIZE = 4  # per process
+STEPS = 5
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_batch(rank: int, step: int) -> torch.Tensor:
+    """Rank 0's images have mean 0, rank 1's mean 3: the ranks see different data."""
+    generator = torch.Generator().manual_seed(100 * rank + step)
+    return torch.randn(BATCH_SIZE, CHANNELS, 4, 4, generator=generator) * (1 + rank) + 3 * rank
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.BatchNorm2d(CHANNELS), nn.Flatten(), nn.Linear(CHANNELS * 16, 1)).to(device)
+    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.01)
+
+    # --8<-- [start:train]
+    for step in range(STEPS):
+        x = make_batch(rank, step).to(device)
+        optimizer.zero_grad()
+        ddp_model(x).pow(2).mean().backward()  # BatchNorm uses this rank's batch only
+        optimizer.step()
+    # --8<-- [end:train]
+
+    # --8<-- [start:evaluate]
+    bn = model[0]
+    trained = bn.running_mean[0].item()  # updated with this rank's last batch
+    ddp_model.eval()
+    with torch.no_grad():
+        ddp_model(make_batch(rank, STEPS).to(device))  # DDP first copies rank 0's buffers
+    print(f"rank {rank}: running mean of channel 0: {trained:.3f} after training, "
+          f"{bn.running_mean[0].item():.3f} in evaluation")
+    # --8<-- [end:evaluate]
+
+    del ddp_model, optimizer
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

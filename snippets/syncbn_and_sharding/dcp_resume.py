@@ -1,0 +1,117 @@
+"""Checkpoint a sharded job as real jobs do, and resume it with a different number of
+processes: model, optimizer and step in one Stateful object, a checkpoint folder per
+step written in the background with dcp.async_save, and on start the latest checkpoint
+loaded into however many shards this job has.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding/test_dcp_resume.py runs exactly that
+command: two processes train and save, then three resume from their checkpoint.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 dcp_resume.py && torchrun --standalone --nproc-per-node=3 dcp_resume.py
+--8<-- [end:launch]
+time-limit: 300 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+from torch import nn
+from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+from torch.distributed.checkpoint.stateful import Stateful
+from torch.distributed.fsdp import fully_shard
+
+STEPS = 3  # per job
+GLOBAL_BATCH = 12  # split evenly over 2 or 3 processes
+LR = 0.01
+CHECKPOINTS = "checkpoints"
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_model() -> nn.Sequential:
+    blocks = [nn.Sequential(nn.Linear(16 if i == 0 else 64, 64), nn.ReLU()) for i in range(3)]
+    return nn.Sequential(*blocks, nn.Linear(64, 1))
+
+
+def global_batch(step: int) -> torch.Tensor:
+    """The same global batch for a step, whatever the number of processes."""
+    return torch.randn(GLOBAL_BATCH, 16, generator=torch.Generator().manual_seed(step))
+
+
+# --8<-- [start:stateful]
+class TrainingState(Stateful):
+    """What a resumed job needs, as one object that DCP saves and loads."""
+
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+        self.model, self.optimizer, self.step = model, optimizer, 0
+
+    def state_dict(self) -> dict:
+        model_state, optim_state = get_state_dict(self.model, self.optimizer)  # sharded
+        return {"model": model_state, "optimizer": optim_state, "step": self.step}
+
+    def load_state_dict(self, state: dict) -> None:
+        set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
+                       optim_state_dict=state["optimizer"])
+        self.step = state["step"]
+# --8<-- [end:stateful]
+
+
+def main() -> None:
+    device = setup()
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+
+    torch.manual_seed(0)
+    model = make_model().to(device)
+    for block in model[:-1]:
+        fully_shard(block)
+    fully_shard(model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
+
+    # --8<-- [start:resume]
+    training = TrainingState(model, optimizer)
+    # .metadata is written last: a folder without it is an unfinished checkpoint
+    saved = sorted(d for d in os.listdir(CHECKPOINTS) if os.path.exists(os.path.join(CHECKPOINTS, d, ".metadata"))) \
+        if os.path.isdir(CHECKPOINTS) else []
+    if saved:
+        dcp.load({"training": training}, checkpoint_id=os.path.join(CHECKPOINTS, saved[-1]))
+    rows = model[0][0].weight.to_local().shape[0]
+    print(f"rank {rank} of {world_size}: starting at step {training.step} "
+          f"({'from ' + saved[-1] if saved else 'fresh'}), holding {rows} of 64 rows of 0.0.weight")
+    # --8<-- [end:resume]
+
+    # --8<-- [start:train]
+    checkpoint_group = dist.new_group(backend="gloo")  # for the background writer's collectives
+    pending = None
+    for _ in range(STEPS):
+        x = global_batch(training.step).chunk(world_size)[rank].to(device)  # this rank's share
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x), x.sum(dim=1, keepdim=True)).backward()
+        optimizer.step()
+        training.step += 1
+        if pending is not None:
+            pending.result()  # one checkpoint in flight at a time
+        path = os.path.join(CHECKPOINTS, f"step-{training.step:04d}")
+        pending = dcp.async_save({"training": training}, checkpoint_id=path, process_group=checkpoint_group)
+    pending.result()  # the last checkpoint is complete before the job ends
+    # --8<-- [end:train]
+    if rank == 0:
+        print(f"{world_size} processes saved steps {training.step - STEPS + 1}-{training.step}")
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

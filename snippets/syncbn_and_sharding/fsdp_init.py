@@ -1,0 +1,113 @@
+"""Where a sharded model's weights come from: fully_shard keeps whatever each rank
+built (it does not broadcast), so a model too large for one device is built on the meta
+device, sharded, given memory with to_empty, and then filled: from a full checkpoint
+that rank 0 alone holds (broadcast_from_rank0), or freshly with reset_parameters.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding/test_fsdp_init.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 fsdp_init.py
+--8<-- [end:launch]
+time-limit: 180 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+from torch.distributed.fsdp import fully_shard
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_model() -> nn.Sequential:
+    blocks = [nn.Sequential(nn.Linear(16 if i == 0 else 64, 64), nn.ReLU()) for i in range(3)]
+    return nn.Sequential(*blocks, nn.Linear(64, 1))
+
+
+def shard(model: nn.Sequential) -> None:
+    for block in model[:-1]:
+        fully_shard(block)
+    fully_shard(model)
+
+
+def origin(weight: torch.Tensor) -> str:
+    """Where each rank's rows of a gathered first-layer weight come from: the rows of the
+    weight that one process builds with which seed."""
+    inits = {}
+    for seed in range(dist.get_world_size()):
+        torch.manual_seed(seed)
+        inits[seed] = make_model()[0][0].weight.detach()
+    parts, start = [], 0
+    for rows in weight.cpu().chunk(dist.get_world_size()):
+        found = [f"seed {seed} rows {i}-{i + len(rows) - 1}" for seed, init in inits.items()
+                 for i in range(len(init) - len(rows) + 1) if torch.equal(init[i:i + len(rows)], rows)]
+        parts.append(f"rows {start}-{start + len(rows) - 1} = {found[0] if found else 'no seed'}")
+        start += len(rows)
+    return ", ".join(parts)
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    # --8<-- [start:no-broadcast]
+    torch.manual_seed(rank)  # on purpose: every rank builds different weights
+    model = make_model().to(device)
+    shard(model)
+    weight = model[0][0].weight.full_tensor()  # gathers the shards of all ranks
+    # --8<-- [end:no-broadcast]
+    if rank == 0:
+        print(f"seeded by rank:        {origin(weight)}")
+
+    # --8<-- [start:meta]
+    with torch.device("meta"):
+        model = make_model()  # shapes only: no memory, no values
+    shard(model)  # every parameter becomes a DTensor of meta shards
+    model.to_empty(device=device)  # memory for this rank's shards, values undefined
+    # --8<-- [end:meta]
+
+    # --8<-- [start:load]
+    full = {}
+    if rank == 0:  # rank 0 alone holds the full weights, e.g. torch.load of a checkpoint
+        torch.manual_seed(0)
+        full = make_model().state_dict()
+    options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+    set_model_state_dict(model, full, options=options)  # every rank takes part
+    # --8<-- [end:load]
+    weight = model[0][0].weight.full_tensor()
+    if rank == 0:
+        print(f"broadcast from rank 0: {origin(weight)}")
+
+    # --8<-- [start:reset]
+    with torch.device("meta"):
+        model = make_model()
+    shard(model)
+    model.to_empty(device=device)
+    torch.manual_seed(0)
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            module.reset_parameters()  # each rank draws the values of its own shard
+    # --8<-- [end:reset]
+    weight = model[0][0].weight.full_tensor()
+    if rank == 0:
+        print(f"reset_parameters:      {origin(weight)}")
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""A fully_shard training step as real jobs write it: bf16 compute with fp32 gradient
+reduction, activation checkpointing, explicit forward prefetch, gradient accumulation
+without communication, and gradient clipping over sharded gradients.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding/test_fsdp_practice.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 fsdp_practice.py
+--8<-- [end:launch]
+time-limit: 180 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+from torch.utils.checkpoint import checkpoint
+
+STEPS = 2
+ACCUMULATE = 2  # micro-batches per optimizer step
+MICRO_BATCH = 8  # per process
+MAX_NORM = 1.0
+LR = 0.01
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+# --8<-- [start:model]
+class Block(nn.Module):
+    def __init__(self, d_in: int, d_out: int) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(d_in, d_out), nn.ReLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # keep only the block's input for backward; recompute the rest there
+        return checkpoint(self.layers, x, use_reentrant=False)
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(16, 64), Block(64, 64), Block(64, 64)])
+        self.head = nn.Linear(64, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+# --8<-- [end:model]
+
+
+def micro_batch(rank: int, step: int, micro: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(1000 * step + 10 * micro + rank)  # each rank its own data
+    x = torch.randn(MICRO_BATCH, 16, generator=generator)
+    return x, x.sum(dim=1, keepdim=True)
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+
+    # --8<-- [start:shard]
+    torch.manual_seed(0)
+    model = Net().to(device)
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for block in model.blocks:
+        fully_shard(block, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    # --8<-- [end:shard]
+
+    # --8<-- [start:prefetch]
+    blocks = list(model.blocks)
+    for current, following in zip(blocks, blocks[1:]):
+        current.set_modules_to_forward_prefetch([following])  # gather the next block early
+    # --8<-- [end:prefetch]
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR)
+
+    # --8<-- [start:step]
+    for step in range(STEPS):
+        for micro in range(ACCUMULATE):
+            model.set_requires_gradient_sync(micro == ACCUMULATE - 1)  # reduce-scatter on the last only
+            x, y = micro_batch(rank, step, micro)
+            loss = nn.functional.mse_loss(model(x.to(device)).float(), y.to(device)) / ACCUMULATE
+            loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm=MAX_NORM)  # the global norm
+        optimizer.step()
+        optimizer.zero_grad()
+        if rank == 0:
+            print(f"step {step}: gradient norm {norm.item():.4f}, clipped to {MAX_NORM}")
+    # --8<-- [end:step]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

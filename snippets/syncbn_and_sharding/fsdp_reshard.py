@@ -1,0 +1,75 @@
+"""What fully_shard keeps between the forward and the backward pass: with the default
+reshard_after_forward, every unit but the root frees its full weights after its forward
+pass; with reshard_after_forward=False every unit keeps them until its backward pass.
+
+The lesson docs/syncbn-and-sharding.md shows this program section by section. The
+launch section below is the single source of how it runs: the page shows it and the
+test in tests/snippets/test_syncbn_and_sharding/test_fsdp_reshard.py runs exactly that command.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 fsdp_reshard.py
+--8<-- [end:launch]
+time-limit: 180 s
+"""
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import DTensor
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    if torch.cuda.is_available():
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        dist.init_process_group(backend="nccl")
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group(backend="gloo")
+    return device
+
+
+def make_model() -> nn.Sequential:
+    blocks = [nn.Sequential(nn.Linear(16 if i == 0 else 64, 64), nn.ReLU()) for i in range(3)]
+    return nn.Sequential(*blocks, nn.Linear(64, 1))
+
+
+# --8<-- [start:held]
+def held(model: nn.Sequential) -> str:
+    """What each unit's parameters are right now: sharded DTensors or full plain tensors."""
+    units = {f"block {i}": block[0].weight for i, block in enumerate(model[:-1])}
+    units["root"] = model[-1].weight  # the last Linear belongs to the root unit
+    return ", ".join(f"{name} {'sharded' if isinstance(w, DTensor) else 'full'}" for name, w in units.items())
+# --8<-- [end:held]
+
+
+def main() -> None:
+    device = setup()
+    rank = dist.get_rank()
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(rank)).to(device)
+
+    # --8<-- [start:compare]
+    for reshard_after_forward in (None, False):  # None is the default
+        torch.manual_seed(0)
+        model = make_model().to(device)
+        for block in model[:-1]:
+            fully_shard(block, reshard_after_forward=reshard_after_forward)
+        fully_shard(model, reshard_after_forward=reshard_after_forward)
+
+        loss = model(x).pow(2).mean()
+        after_forward = held(model)
+        loss.backward()
+        if rank == 0:
+            print(f"reshard_after_forward={reshard_after_forward}:")
+            print(f"  after forward:  {after_forward}")
+            print(f"  after backward: {held(model)}")
+    # --8<-- [end:compare]
+
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
