@@ -11,7 +11,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -47,11 +47,18 @@ def _require_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The site built for http://127.0.0.1:PORT/course/ and served from there."""
+def hosted(tmp_path_factory):
+    """The site built for http://127.0.0.1:PORT/course/ and served from there:
+    ``(its URL, the folder it was built into)``."""
     _require_chromium()
-    with serve_built_site(tmp_path_factory.mktemp("served"), SUB_PATH) as site_url:
-        yield site_url
+    served = tmp_path_factory.mktemp("served")
+    with serve_built_site(served, SUB_PATH) as site_url:
+        yield site_url, served / SUB_PATH.strip("/")
+
+
+@pytest.fixture(scope="module")
+def server(hosted):
+    return hosted[0]
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +226,91 @@ def test_quick_check_without_javascript_reveals_the_answer(server, browser):
     assert len(checked) == 1 and options.nth(checked[0]).is_visible()
     assert quiz.locator(":scope > p").first.is_visible()
     context.close()
+
+
+def _result_groups(pg, query: str) -> list[list[tuple[str, frozenset[str]]]]:
+    """Search results as the reader sees them: one list per page (Material groups the
+    hits of a page), each hit as ``(path, the query terms Material highlights in it)``."""
+    field = pg.locator("input.md-search__input")
+    field.click()
+    pg.locator(".md-search-result__meta").wait_for()
+    field.fill("")
+    field.press_sequentially(query, delay=30)
+    pg.keyboard.press("End")  # Material reads the query on key-up
+    read = ("groups => groups.map(g => Array.from(g.querySelectorAll('a')).map(a => a.getAttribute('href')))")
+    previous, settled, deadline = None, 0, time.monotonic() + 15
+    while time.monotonic() < deadline:  # the worker answers every prefix typed: wait until it held still
+        current = (pg.locator(".md-search-result__meta").inner_text(),
+                   pg.locator("li.md-search-result__item").evaluate_all(read))
+        settled = settled + 1 if current == previous else 0
+        if settled >= 3:
+            break
+        previous = current
+        pg.wait_for_timeout(300)
+    groups = []
+    for hrefs in previous[1]:
+        hits = []
+        for href in hrefs:
+            url = urlparse(href)
+            terms = parse_qs(url.query).get("h", [""])[0].split()
+            hits.append((url.path + (f"#{url.fragment}" if url.fragment else ""), frozenset(terms)))
+        groups.append(hits)
+    return groups
+
+
+def _pages(groups) -> set[str]:
+    return {hits[0][0].split("#")[0] for hits in groups}
+
+
+# How Japanese readers type: compounds and phrases with particles, no spaces; with the
+# words each is made of (の, a particle, says nothing about the topic).
+JAPANESE_COMPOUNDS = {"学習ループ": ("学習", "ループ"), "勾配の平均": ("勾配", "平均"), "勾配の同期": ("勾配", "同期")}
+
+
+@pytest.mark.parametrize("compound", sorted(JAPANESE_COMPOUNDS))
+def test_japanese_search_finds_what_the_parts_of_a_compound_find(server, page, compound):
+    parts = JAPANESE_COMPOUNDS[compound]
+    page.goto(_url(server, "ja", LESSON))
+    found = _result_groups(page, compound)
+    assert found, compound
+    assert found == _result_groups(page, " ".join(parts))  # as if typed with spaces, in the same order
+    by_part = [_pages(_result_groups(page, part)) for part in parts]
+    assert _pages(found) == set().union(*by_part)  # what the parts find, and nothing else
+    # ranked sensibly: the first page has a section that holds every part
+    assert any(set(parts) <= terms for _, terms in found[0]), found[0]
+
+
+@pytest.mark.parametrize("word", ["勾配", "学習", "ループ", "学習 ループ"])
+def test_japanese_search_for_words_and_spaced_words_keeps_working(server, page, word):
+    page.goto(_url(server, "ja", LESSON))
+    found = _result_groups(page, word)
+    assert found and all(set(word.split()) & terms for hits in found for _, terms in hits[1:]), found
+
+
+def _served_index(site: Path, language: str) -> list[dict]:
+    import json
+
+    return json.loads((site / language / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+
+
+@pytest.mark.parametrize("spellings", [("dağıtık", "DAĞITIK", "Dağıtık"), ("işlem", "İşlem", "İŞLEM")])
+def test_turkish_search_ignores_case(server, page, spellings):
+    page.goto(_url(server, "tr", LESSON))
+    results = [_result_groups(page, spelling) for spelling in spellings]
+    assert results[0], spellings
+    assert all(r == results[0] for r in results), dict(zip(spellings, results))
+
+
+def test_turkish_search_finds_a_capital_dotted_i(hosted, page):
+    """A sentence-initial İlk ('first') is found by ilk: the indexed text is lower-cased
+    the Turkish way (İ → i), not to i + U+0307."""
+    server, site = hosted
+    capital_only = [d["location"] for d in _served_index(site, "tr")
+                    if re.search(r"\bİlk", d["title"] + " " + d["text"]) and not re.search(r"\bilk", d["title"] + " " + d["text"])]
+    assert capital_only, "no Turkish section writes İlk without also writing ilk"
+    page.goto(_url(server, "tr", LESSON))
+    found = {path for hits in _result_groups(page, "ilk") for path, _ in hits}
+    for location in capital_only:
+        assert f"{SUB_PATH}tr/{location}" in found, (location, found)
+    marks = page.locator(".md-search-result mark").evaluate_all("ms => ms.map(m => m.textContent)")
+    assert "İlk" in marks, marks  # highlighted as written: what the reader sees keeps its capital
