@@ -27,7 +27,7 @@ site: $(VENV)/.site-deps
 # Preview: not strict, so an outdated catalog or an edited snippet shows (with its
 # notice or badge) instead of stopping the server; served at the root of 127.0.0.1:8000.
 serve: $(VENV)/.site-deps
-	SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve
+	$(BIN)/mkdocs serve
 
 test: $(VENV)/.test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

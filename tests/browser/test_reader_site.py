@@ -62,6 +62,16 @@ def server(hosted):
 
 
 @pytest.fixture(scope="module")
+def anywhere(tmp_path_factory):
+    """The default build (no ``SITE_URL``, as ``make site`` makes it), served under
+    /course/ all the same: ``(its URL, the folder it was built into)``."""
+    _require_chromium()
+    served = tmp_path_factory.mktemp("anywhere")
+    with serve_built_site(served, SUB_PATH, with_site_url=False) as site_url:
+        yield site_url, served / SUB_PATH.strip("/")
+
+
+@pytest.fixture(scope="module")
 def browser(server):
     from playwright.sync_api import sync_playwright
 
@@ -314,3 +324,70 @@ def test_turkish_search_finds_a_capital_dotted_i(hosted, page):
         assert f"{SUB_PATH}tr/{location}" in found, (location, found)
     marks = page.locator(".md-search-result mark").evaluate_all("ms => ms.map(m => m.textContent)")
     assert "İlk" in marks, marks  # highlighted as written: what the reader sees keeps its capital
+
+
+def _every_page(site: Path) -> list[str]:
+    """The address of every page of every language, 404 pages included, under the site."""
+    return sorted(str(p.relative_to(site)).removesuffix("index.html") for p in site.rglob("*.html"))
+
+
+def _watch(pg, site_url: str) -> list[str]:
+    """What went wrong on a page: failed requests, error responses, console errors, and
+    any request to a host other than the site's."""
+    problems = []
+    host = urlparse(site_url).netloc
+    pg.on("request", lambda r: urlparse(r.url).scheme in ("http", "https") and urlparse(r.url).netloc != host
+          and problems.append(f"request to another host: {r.url}"))
+    pg.on("requestfailed", lambda r: problems.append(f"failed {r.url}: {r.failure}"))
+    pg.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status} {r.url}"))
+    pg.on("console", lambda m: m.type == "error" and problems.append(f"console error at {m.location.get('url')}: {m.text}"))
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return problems
+
+
+@pytest.mark.parametrize("build", ["anywhere", "hosted"])
+def test_every_page_loads_without_a_failed_request_or_console_error(request, browser, build):
+    """Every page in every language, served under /course/: built without SITE_URL
+    (``anywhere``) and for that address (``hosted``). Its language selector leads to
+    pages that exist."""
+    url, site = request.getfixturevalue(build)
+    context = browser.new_context()
+    pg = context.new_page()
+    problems = _watch(pg, url)
+    for path in _every_page(site):
+        pg.goto(url + path)
+        pg.wait_for_load_state("networkidle")
+        assert pg.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky", path
+        for href in pg.locator("a.md-select__link").evaluate_all("links => links.map(a => a.href)"):
+            assert href.startswith(url), (path, href)
+            target = site / href[len(url):]
+            assert (target / "index.html" if href.endswith("/") else target).is_file(), (path, href)
+        assert not problems, (path, problems)
+    context.close()
+
+
+@pytest.mark.parametrize("build", ["anywhere", "hosted"])
+@pytest.mark.parametrize("missing", ["ru/no-such-page/", "ja/ddp-basics/gone/deeper/", "ddp-basics/old-section/", "no-such-lesson/"])
+def test_a_missing_address_shows_its_languages_404_page_styled_and_linked(request, browser, build, missing):
+    """As a host shows them (README's "Deploying"): the nearest 404 page, at the missing
+    address. It loads its stylesheets and scripts, and its links lead to each language's
+    home page; only the page itself answers 404."""
+    url, site = request.getfixturevalue(build)
+    language = missing.split("/")[0] if missing.split("/")[0] in PROJECT.languages else PROJECT.default_language
+    context = browser.new_context()
+    pg = context.new_page()
+    problems = _watch(pg, url)
+    response = pg.goto(url + missing)
+    pg.wait_for_load_state("networkidle")
+    assert response.status == 404
+    expected = {f"404 {url}{missing}", f"console error at {url}{missing}: Failed to load resource: "
+                                       "the server responded with a status of 404 (Not Found)"}
+    assert set(problems) <= expected and problems, problems  # the page itself, nothing else
+    assert pg.locator("html").get_attribute("lang") == language
+    assert pg.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky"
+    links = dict(zip(pg.locator("a.md-select__link").evaluate_all("ls => ls.map(a => a.hreflang)"),
+                     pg.locator("a.md-select__link").evaluate_all("ls => ls.map(a => a.href)")))
+    assert links == {lang: url if lang == PROJECT.default_language else f"{url}{lang}/" for lang in LANGUAGES}
+    home = pg.locator("article a").first.evaluate("a => a.href")
+    assert home == (url if language == PROJECT.default_language else f"{url}{language}/")
+    context.close()
