@@ -60,11 +60,13 @@ NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, 
                           "text of the 404 page")
 NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
+PERMALINK = UIString("Permanent link", "tooltip of the ¶ link after every heading: the address of that section")
+MADE_WITH = UIString("Made with %(generator)s", "footer of every page; %(generator)s is the link 'Material for MkDocs' (a name, kept in English)")
 
 STRINGS = (VERIFIED, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
-           QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
+           QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME, PERMALINK, MADE_WITH)
 
 
 _by_catalog: dict[int, tuple[object, "Interface"]] = {}

@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlparse
 
 import polib
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, NavigableString
 
 from conftest import ROOT, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
@@ -110,6 +110,70 @@ def test_pages_carry_their_language_and_translated_title(site, language, page):
 def test_material_interface_is_localized(site):
     placeholders = {lang: soup_of(site, lang, "index").select_one("input.md-search__input")["placeholder"] for lang in LANGUAGES}
     assert len(set(placeholders.values())) == len(LANGUAGES), placeholders
+
+
+# Names that stay as they are in every language: the theme named in the footer's credit.
+NAMES = {"Material for MkDocs"}
+_LABELS = ("title", "aria-label", "placeholder", "alt")
+
+
+def _interface_strings(soup: BeautifulSoup, language: str) -> set[str]:
+    """What the theme, the extensions and the hooks write around a page's content: every
+    text outside the article and every tooltip or label anywhere (the article's text is
+    content, checked against the catalogs elsewhere), without code and without text
+    marked as another language (English fallback spans, the language selector's names)."""
+    clone = BeautifulSoup(str(soup), "html.parser")
+    for el in clone.select("code, pre, kbd, samp, script, style, svg"):
+        el.decompose()
+    for el in clone.find_all(lang=True):
+        if el.name != "html" and not el.decomposed and el["lang"] != language:
+            el.decompose()
+    found = set()
+    for el in clone.find_all(True):
+        found.update(el[attr] for attr in _LABELS if el.get(attr))
+        if el.name == "meta" and el.get("name") == "description":
+            found.add(el["content"])
+    for article in clone.select("article"):
+        article.decompose()
+    found.update(t for t in clone.find_all(string=True) if type(t) is NavigableString)  # no doctype, no comments
+    found = {" ".join(text.split()) for text in found}
+    return {text for text in found if re.search(r"[A-Za-z]{2}", text)}
+
+
+def _material_strings(language: str) -> set[str]:
+    """Material's own interface strings in a language (its ``partials/languages/<lang>.html``)."""
+    import material
+
+    source = (Path(material.__file__).parent / "templates" / "partials" / "languages" / f"{language}.html").read_text(encoding="utf-8")
+    pairs = re.findall(r'^\s*"([\w.]+)": "(.*)",?$', source, re.M)
+    return {value for key, value in pairs if key != "language" and not key.startswith("search.config.") and value}
+
+
+def _translations(language: str) -> set[str]:
+    """Every interface string a language's translators gave (Material's and ``_site.po``):
+    one may equal the English word (Swedish "Navigation") and still be a translation."""
+    catalog = polib.pofile(str(PROJECT.site_catalog_path(language)))
+    given = {e.msgstr for e in catalog if e.msgstr} | {v for e in catalog for v in e.msgstr_plural.values() if v}
+    return _material_strings(language) | given
+
+
+def test_no_english_interface_string_in_a_translated_page(site):
+    """Permalink titles, footer, header, search, 404 pages: every interface string the
+    English site shows, Material's and the hooks' English strings, none of them may be
+    left in English on a translated page."""
+    from coursekit.interface import STRINGS
+
+    english = _material_strings("en") | {s.msgid for s in STRINGS if "%(" not in s.msgid}
+    for path in site.rglob("*.html"):
+        if path.relative_to(site).parts[0] not in PROJECT.languages:
+            english |= _interface_strings(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), "en")
+    found = []
+    for language in PROJECT.languages:
+        for path in sorted((site / language).rglob("*.html")):
+            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+            left = (_interface_strings(soup, language) & english) - NAMES - _translations(language)
+            found += [f"{path.relative_to(site)}: {text!r}" for text in sorted(left)]
+    assert not found, "English interface strings in translated pages:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("page", LESSONS)
