@@ -26,8 +26,12 @@ site: $(VENV)/.site-deps
 
 # Preview: not strict, so an outdated catalog or an edited snippet shows (with its
 # notice or badge) instead of stopping the server; served at the root of 127.0.0.1:8000.
+# make serve-sv (any language code): only English and Swedish, each rebuild faster.
 serve: $(VENV)/.site-deps
-	$(BIN)/mkdocs serve
+	$(BIN)/course serve
+
+serve-%: $(VENV)/.site-deps
+	$(BIN)/course serve --lang $*
 
 test: $(VENV)/.test-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
