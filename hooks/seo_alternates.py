@@ -28,6 +28,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.utils import normalize_url
 
@@ -124,7 +125,11 @@ def _portable_404s(site: Path, languages: list[str], default: str) -> None:
         own = "404.html" if language == default else f"{language}/404.html"
         path = site / own
         if path.is_file():
-            path.write_text(portable_404(path.read_text(encoding="utf-8"), own, names), encoding="utf-8")
+            try:
+                html = portable_404(path.read_text(encoding="utf-8"), own, names)
+            except ValueError as exc:  # a theme change: stop the build in one line
+                raise PluginError(str(exc)) from None
+            path.write_text(html, encoding="utf-8")
 
 
 @event_priority(-200)  # after every language is built

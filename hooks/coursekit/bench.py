@@ -211,7 +211,7 @@ def bench_preview(root: Path, repeat: int, factors: tuple[int, ...] = (1, 50), l
             if anchor is None:
                 raise RuntimeError(f"bench: no translated 'Recap' heading in {catalog} to edit")
             url = f"{language}/ddp-basics/"
-            limit = 120 + 2.0 * pages  # a 50x rebuild of five languages takes about a minute here
+            limit = 300 + 10.0 * pages  # a 50x rebuild of five languages: about a minute on an idle machine
             for built, env in ((everything, {}), (2, {"COURSE_PREVIEW_LANGUAGES": language})):
                 server, port = _serve(project, env, url, limit)
                 samples = []
@@ -228,6 +228,7 @@ def bench_preview(root: Path, repeat: int, factors: tuple[int, ...] = (1, 50), l
                     os.killpg(server.pid, signal.SIGTERM)
                     server.wait(timeout=30)
                 rows.append({"factor": factor, "pages": pages, "built": built, "catalog_s": _stat(samples)})
+                print(f"preview x{factor}, {built} languages built: catalog reload {samples} s", flush=True)
     return {"language": language, "rows": rows}
 
 

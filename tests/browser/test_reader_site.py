@@ -241,18 +241,19 @@ def test_quick_check_without_javascript_reveals_the_answer(server, browser):
 def _result_groups(pg, query: str) -> list[list[tuple[str, frozenset[str]]]]:
     """Search results as the reader sees them: one list per page (Material groups the
     hits of a page), each hit as ``(path, the query terms Material highlights in it)``."""
-    field = pg.locator("input.md-search__input")
+    field, meta = pg.locator("input.md-search__input"), pg.locator(".md-search-result__meta")
     field.click()
-    pg.locator(".md-search-result__meta").wait_for()
     field.fill("")
+    # Material shows its "type to start searching" text once the worker has built the index
+    waiting = pg.evaluate("JSON.parse(document.getElementById('__config').textContent).translations['search.result.placeholder']")
+    pg.wait_for_function("t => document.querySelector('.md-search-result__meta').innerText === t", arg=waiting, timeout=60_000)
     field.press_sequentially(query, delay=30)
     pg.keyboard.press("End")  # Material reads the query on key-up
     read = ("groups => groups.map(g => Array.from(g.querySelectorAll('a')).map(a => a.getAttribute('href')))")
-    previous, settled, deadline = None, 0, time.monotonic() + 15
+    previous, settled, deadline = None, 0, time.monotonic() + 30
     while time.monotonic() < deadline:  # the worker answers every prefix typed: wait until it held still
-        current = (pg.locator(".md-search-result__meta").inner_text(),
-                   pg.locator("li.md-search-result__item").evaluate_all(read))
-        settled = settled + 1 if current == previous else 0
+        current = (meta.inner_text(), pg.locator("li.md-search-result__item").evaluate_all(read))
+        settled = settled + 1 if current == previous and current[0] != waiting else 0
         if settled >= 3:
             break
         previous = current
