@@ -1,13 +1,14 @@
 # Two entry points, both self-contained on a fresh machine with only Python 3:
 #   make site  -> virtual environment + site dependencies, then a strict build into site/
-#   make test  -> virtual environment + site and test dependencies (torch), then pytest
+#   make test  -> virtual environment + site and test dependencies (torch), the Debian
+#                 tools the tests use (where it can install them), then pytest
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 PYTEST_ARGS ?= -n auto --dist loadfile
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: site serve test bench clean
+.PHONY: site serve test bench clean system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +34,12 @@ serve: $(VENV)/.site-deps
 serve-%: $(VENV)/.site-deps
 	$(BIN)/course serve --lang $*
 
-test: $(VENV)/.test-deps
+# Debian's gettext, Chromium, Slurm and munge for the tests, where missing and installable
+# (root and apt-get); elsewhere the tests that need them say so and are skipped.
+system-deps:
+	@bash tests/system-deps.sh
+
+test: $(VENV)/.test-deps system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Not part of the tests: what building and verifying costs, against its floors (~10 min).

@@ -28,10 +28,11 @@ def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i1
 
 
 def copy_snippet(program: Path, into: Path) -> Path:
-    """Copy a program's folder into a scratch folder so the job's files stay out of the tree."""
-    target = into / program.parent.name
-    shutil.copytree(program.parent, target, ignore=shutil.ignore_patterns("__pycache__", "*.pt"))
-    return target / program.name
+    """A fresh folder holding only the program and its local imports (what a reader
+    copies from the page); returns the copied program."""
+    from torchjob import bare_folder
+
+    return bare_folder(program, into / program.parent.name) / program.name
 
 
 def import_program(program: Path) -> ModuleType:
@@ -43,8 +44,8 @@ def import_program(program: Path) -> ModuleType:
 
 
 def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, ...] = (),
-                extra_env: dict[str, str] | None = None, exact_world_size: int | None = None):
-    """Run a program's own launch command on a scratch copy of its folder and prove it ran.
+                exact_world_size: int | None = None):
+    """Run a program's own launch line, with the harness, in a fresh folder, and prove it ran.
 
     Args:
         program: the snippet program (its docstring holds the launch spec).
@@ -52,31 +53,105 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
             ``--nproc-per-node`` option.
         plugins: recorder modules from ``tests/harness`` to load in every worker; each
             must leave something in ``RECORD["extra"]`` on every rank.
-        extra_env: variables added to the job's environment.
         exact_world_size: skip (with the reason) unless the job has exactly this many
             processes, for programs written for one world size.
 
     Returns:
-        The :class:`torchjob.JobResult`, with ``world_size`` set, after
-        :meth:`~torchjob.JobResult.check` passed and within the program's time limit.
+        The :class:`torchjob.JobResult`, with ``world_size`` set. For ``outcome:
+        passes`` (the default), after :meth:`~torchjob.JobResult.check` passed within
+        the program's time limit; for a "break it" program, after the job failed as its
+        page says (``fails``: exited non-zero on its own within the limit; ``hangs``:
+        still running at the limit, so it was stopped and every rank's stack dumped to
+        its log), with no process left either way. The job's environment is the
+        page's (see ``torchjob.check_page_env``).
     """
     from coursekit.runspec import read_spec, torchrun_shape
     from torchjob import run_job
-    from verification_plugin import effective_command, job_env
+    from verification_plugin import effective_line, hardware_env
 
     spec = read_spec(program)
-    argv = effective_command(spec, config)
-    nproc, nnodes = torchrun_shape(argv)
+    line = effective_line(spec, config)
+    nproc, nnodes = torchrun_shape(line.argv)
     if exact_world_size is not None and nproc * nnodes != exact_world_size:
         pytest.skip(f"{program.name} runs with exactly {exact_world_size} processes, not {nproc * nnodes}")
     copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
-    result = run_job(argv, copy.parent, spec.time_limit_s, {**job_env(nproc), **(extra_env or {})}, plugins=plugins)
+    result = run_job(line, copy.parent, spec.time_limit_s, hardware=hardware_env(nproc)[0], plugins=plugins)
     result.world_size = nproc * nnodes
+    if spec.outcome == "fails":
+        assert not result.timed_out and result.returncode != 0, f"expected to fail on its own\n{result.report()}"
+        assert not result.leftovers, f"processes left running: {result.leftovers}\n{result.report()}"
+        return result
+    if spec.outcome == "hangs":
+        assert result.timed_out, f"expected to hang until stopped\n{result.report()}"
+        assert not result.leftovers, f"processes left running: {result.leftovers}\n{result.report()}"
+        return result
     result.check(result.world_size)
     assert result.duration_s < spec.time_limit_s
     if plugins:
         assert all(rec["extra"] for rec in result.records.values()), f"the recorders {plugins} did not load in the workers"
     return result
+
+
+def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[str, ...] = ()):
+    """The bare-run test of a program, to assign to ``test_bare_run`` in its test module.
+
+    The test runs the program's launch line as a reader does (``torchjob.run_bare``:
+    a fresh folder with only the program and its local imports, the reader's
+    environment, no harness), once per ``--bare-runs``, one agent per node for a
+    ``--nnodes=N`` line, and asserts the page's outcome: for ``outcome: passes`` every
+    agent exits 0 within the time limit; ``fails``: the job exits non-zero on its own,
+    within the limit; ``hangs``: it is still running at the limit. Always: no process is
+    left. Then the stdout:
+
+    Args:
+        program: the snippet program.
+        reference: the name of the module's fixture giving the verified harness run
+            (a ``JobResult``, or a list of them for a multi-node job) whose per-rank
+            output the bare run must reproduce, line for line up to run-specific parts
+            (``run_output.normalize``); that output is stored in the record. ``None``
+            for programs whose output is not reproducible (it is then not stored).
+        stdout: regular expressions (``re.M``) the bare run's stdout must match: what
+            the page says the program prints.
+    """
+    import re
+
+    from coursekit.runspec import read_spec, torchrun_shape
+
+    def test_bare_run(bare_run_index, tmp_path, pytestconfig, request):
+        from run_output import per_rank, same_lines, worker_lines
+        from torchjob import bare_folder, run_nodes
+        from verification_plugin import effective_line, hardware_env
+
+        spec = read_spec(program)
+        line = effective_line(spec, pytestconfig)
+        nproc, nnodes = torchrun_shape(line.argv)
+        cwds = [bare_folder(program, tmp_path / f"node{i}") for i in range(nnodes)]
+        nodes = run_nodes(line, cwds, spec.time_limit_s, bare=True, hardware=hardware_env(nproc, nnodes))
+        report = "\n\n".join(node.report() for node in nodes)
+        assert all(not node.leftovers for node in nodes), f"processes left running\n{report}"
+        if spec.outcome == "passes":
+            for node in nodes:
+                node.check_exit()
+        elif spec.outcome == "fails":
+            assert not any(node.timed_out for node in nodes), f"expected to fail, but it ran past its time limit\n{report}"
+            assert any(node.returncode != 0 for node in nodes), f"expected to fail, but every agent exited 0\n{report}"
+        else:
+            assert all(node.timed_out for node in nodes), f"expected to hang until stopped, but it ended\n{report}"
+        expected = per_rank(request.getfixturevalue(reference)) if reference is not None else {}
+        text = "\n".join(node.stdout_text for node in nodes)
+        untangled = "\n".join(worker_lines(nodes, [line for lines in expected.values() for line in lines]))
+        for pattern in stdout:
+            assert re.search(pattern, text, re.M) or re.search(pattern, untangled, re.M), (
+                f"the page says the program prints {pattern!r}; it did not\n{report}")
+        if reference is not None:
+            missing, extra = same_lines(nodes, expected)
+            assert not missing and not extra, (
+                f"the bare run did not reproduce the verified run's output\n"
+                f"missing: {missing}\nextra: {extra}\n{report}")
+            request.node.user_properties.append(("output", expected))
+
+    test_bare_run.__doc__ = f"{program.name}, launched bare as its page shows, does what the page says."
+    return test_bare_run
 
 
 @pytest.fixture(scope="session")

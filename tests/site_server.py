@@ -60,7 +60,8 @@ class _StaticHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_site_url: bool = True) -> Iterator[str]:
+def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_site_url: bool = True,
+                     config: Path | None = None) -> Iterator[str]:
     """Build the site with ``mkdocs build --strict`` into ``root`` + ``sub_path`` and serve
     ``root`` on a free port of 127.0.0.1 until the block ends.
 
@@ -70,6 +71,7 @@ def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_s
         gzip: compress responses, as real hosting does.
         with_site_url: build for ``SITE_URL=http://127.0.0.1:PORT<sub_path>``; if false,
             the default build (no ``SITE_URL``), which must work at any address.
+        config: the mkdocs.yml to build (default: the project's).
 
     Yields:
         The site's URL, ending in ``/``.
@@ -79,9 +81,10 @@ def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_s
     """
     port = free_port()
     site_url = f"http://127.0.0.1:{port}{sub_path}"
+    config = config or ROOT / "mkdocs.yml"
     env = {**MKDOCS_ENV, "SITE_URL": site_url} if with_site_url else MKDOCS_ENV
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(root / sub_path.strip("/"))],
-                          cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(config), "--site-dir", str(root / sub_path.strip("/"))],
+                          cwd=config.parent, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     handler = type("Handler", (_StaticHandler,), {"gzip": gzip})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))

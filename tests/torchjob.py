@@ -1,14 +1,30 @@
-"""The runner: launch a real torchrun job, bound it in time, explain its failures.
+"""The runner: launch a page's torchrun command, bound it in time, explain its failures.
+
+Two ways to run a launch line (``coursekit.runspec.LaunchLine``), both with ``bash -c``
+exactly as the page shows it, in an environment that holds only ``PATH`` (the virtual
+environment's ``bin`` first) and, where the machine has GPUs, ``CUDA_VISIBLE_DEVICES``
+(:data:`HARDWARE_ENV`): nothing else from the developer's shell reaches a job.
+
+* :func:`run_bare` -- what a reader does: the line in a fresh folder that holds only the
+  program and its local imports, no harness, no test plugin. It passes when every agent
+  exits 0 within the time limit and no process is left.
+* :func:`run_job` -- the same line with the observation-only harness of
+  ``tests/harness/`` (its README says what each hook observes and why it changes
+  nothing): per-rank logs and records the tests read. It adds only the variables in
+  :data:`OBSERVATION_ENV`.
 
 Facts used here are the measured ones in ``shared/TORCH-FACTS.md``: torchrun starts each
 worker in a new session (so killing torchrun's process group does not reach them),
 SIGTERM to torchrun ends the workers within about a second while SIGKILL orphans them,
 and ``--standalone`` rendezvous on a free port, so jobs run side by side under xdist.
+Workers are found by parentage, by the harness's pid files, and by their working folder
+(every worker of a job runs in the job's folder), so even an orphan is never missed.
 """
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,9 +35,27 @@ from pathlib import Path
 import psutil
 import torch
 
+from coursekit.runspec import LaunchLine, parse_line
+from coursekit.verification import local_imports
+
 HARNESS = Path(__file__).parent / "harness"
 GRACE_S = 5.0  # after the time limit: stack dumps, SIGTERM to torchrun, then SIGKILL
 TAIL_LINES = 40
+VENV_BIN = Path(sys.executable).parent
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+# What the harness run adds to the reader's environment, all of it for observation:
+# the harness on the import path, where it writes, which recorders it loads, and
+# torchrun's per-rank log files (PET_LOG_DIR, PET_REDIRECTS are torchrun's own
+# --log-dir and --redirects: where output goes, not what the program does).
+OBSERVATION_ENV = frozenset({"PYTHONPATH", "COURSE_HARNESS_DIR", "COURSE_HARNESS_PLUGINS", "PET_LOG_DIR", "PET_REDIRECTS"})
+# Which devices a job may use: on a machine with fewer GPUs than processes the runner
+# hides them, so the program's own "CUDA if available" choice runs it on CPU and gloo.
+HARDWARE_ENV = frozenset({"CUDA_VISIBLE_DEVICES"})
+
+
+class PageEnvironmentError(AssertionError):
+    """A test tried to give a job a variable that its page does not show the reader."""
 
 
 @dataclass
@@ -42,33 +76,47 @@ class RankLog:
 
 @dataclass
 class JobResult:
-    """What one torchrun job did.
+    """What one torchrun agent (one node of a job) did.
 
     Attributes:
-        argv: the command that ran.
-        returncode: torchrun's exit status (None if it had to be killed).
+        line: the launch line that ran (``bash -c`` of its text).
+        returncode: the agent's exit status (None if it had to be stopped).
         duration_s: wall time from launch to the end of the clean-up, in seconds.
         timed_out: the job overran its time limit and was stopped.
-        agent_output: torchrun's own stdout and stderr.
-        ranks: the workers' output, from torchrun's per-rank log files.
+        agent_output: torchrun's stdout and stderr; in a bare run the workers write to
+            the same terminal, so their output is here too (see :attr:`stdout_text`).
+        stdout_text: everything written to the agent's stdout (workers included).
+        env: the environment the line ran with.
+        bare: True for a bare run (no harness, no per-rank logs, no records).
+        ranks: the workers' output, from torchrun's per-rank log files (harness runs).
         records: harness records by global rank (last attempt wins), see
             ``tests/harness/sitecustomize.py``.
-        leftovers: pids of processes of this job still alive after clean-up (they
-            were killed; a non-empty list is a defect of the job or the runner).
+        leftovers: pids of processes of this job still alive after it ended or was
+            stopped (they were killed; a non-empty list is a defect of the job).
         workdir: the folder the job ran in.
+        job_dir: where the harness run keeps logs and records (beside ``workdir``).
+        world_size: set by the caller once known.
     """
 
-    argv: list[str]
+    line: LaunchLine
     returncode: int | None
     duration_s: float
     timed_out: bool
     agent_output: str
+    stdout_text: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    bare: bool = False
     ranks: list[RankLog] = field(default_factory=list)
     records: dict[int, dict] = field(default_factory=dict)
     leftovers: list[int] = field(default_factory=list)
     workdir: Path | None = None
     job_dir: Path | None = None
     world_size: int | None = None
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The command words of the launch line."""
+        return self.line.argv
 
     def stdout(self, local_rank: int, attempt: int = 0) -> str:
         """What one worker printed in one attempt (torchrun's per-rank log)."""
@@ -78,11 +126,13 @@ class JobResult:
 
     def report(self) -> str:
         """A failure report: the first failing rank's traceback first, then every rank's tail."""
-        head = f"$ {' '.join(self.argv)}\n"
+        head = f"$ {self.line.text}    # {'bare run' if self.bare else 'with the harness'} in {self.workdir}\n"
         if self.timed_out:
             head += f"TIMED OUT after {self.duration_s:.1f} s; stacks of the ranks still running are in their stderr below\n"
         else:
             head += f"exit status {self.returncode} after {self.duration_s:.1f} s\n"
+        if self.leftovers:
+            head += f"processes left running (killed): {self.leftovers}\n"
         parts = [head]
         first = self.first_failing()
         if first is not None:
@@ -91,7 +141,7 @@ class JobResult:
         for r in self.ranks:
             parts.append(f"=== local rank {r.local_rank}, attempt {r.attempt}: stdout ===\n{_tail(r.stdout)}")
             parts.append(f"=== local rank {r.local_rank}, attempt {r.attempt}: stderr ===\n{_tail(r.stderr)}")
-        parts.append(f"=== torchrun ===\n{_tail(self.agent_output)}")
+        parts.append(f"=== torchrun{' and its workers' if self.bare else ''} ===\n{_tail(self.agent_output, TAIL_LINES * 2)}")
         return "\n".join(parts)
 
     def first_failing(self) -> RankLog | None:
@@ -109,7 +159,7 @@ class JobResult:
         return min(failing, key=lambda r: r.mtime)
 
     def check_exit(self) -> None:
-        """Assert the launcher exited 0 within its limit and left no process running.
+        """Assert the agent exited 0 within its limit and left no process running.
 
         Raises:
             AssertionError: with :meth:`report` as the message.
@@ -141,9 +191,54 @@ def _tail(text: str, lines: int = TAIL_LINES) -> str:
     return ("…\n" if len(rows) > lines else "") + "\n".join(cut)
 
 
-def _job_processes(popen: subprocess.Popen, pid_dir: Path) -> list[psutil.Process]:
-    """torchrun and every worker of its job still alive, found by parentage and by the
-    harness pid files (a worker orphaned by a killed torchrun has no parent to follow)."""
+# ---------------------------------------------------------------------------------------
+# Environments and folders
+
+
+def reader_env(hardware: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a reader's terminal gives a launch line: ``PATH`` with the
+    virtual environment first (the README's set-up), plus the device selection
+    ``hardware`` (only :data:`HARDWARE_ENV` names)."""
+    hardware = dict(hardware or {})
+    unknown = set(hardware) - HARDWARE_ENV
+    if unknown:
+        raise PageEnvironmentError(f"{sorted(unknown)} are not device selections; only {sorted(HARDWARE_ENV)} may be set besides the page's variables")
+    return {"PATH": f"{VENV_BIN}:{SYSTEM_PATH}", **hardware}
+
+
+def check_page_env(line: LaunchLine, env: dict[str, str], observation: bool) -> None:
+    """Assert that a job's environment holds nothing its page does not show.
+
+    Allowed: ``PATH``, :data:`HARDWARE_ENV`, the variables the launch line itself sets
+    or reads, and with ``observation`` the harness's :data:`OBSERVATION_ENV`.
+
+    Raises:
+        PageEnvironmentError: naming the variables that are not on the page.
+    """
+    allowed = {"PATH"} | HARDWARE_ENV | line.variables | (OBSERVATION_ENV if observation else set())
+    extra = sorted(set(env) - allowed)
+    if extra:
+        raise PageEnvironmentError(
+            f"the job for {line.text!r} would get {extra}, which its page does not show; "
+            "put them on the launch line or stop setting them")
+
+
+def bare_folder(program: Path, into: Path) -> Path:
+    """A fresh folder holding only the program and the local modules it imports, as a
+    reader who copied them from the page has; returns the folder."""
+    into.mkdir(parents=True, exist_ok=True)
+    for path in local_imports(program):
+        shutil.copy(path, into / path.name)
+    return into
+
+
+# ---------------------------------------------------------------------------------------
+# Processes
+
+
+def _job_processes(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> list[psutil.Process]:
+    """The agent and every worker of its job still alive: by parentage, by the harness
+    pid files, and by working folder (an orphaned worker has no parent to follow)."""
     procs: dict[int, psutil.Process] = {}
     try:
         root = psutil.Process(popen.pid)
@@ -152,12 +247,20 @@ def _job_processes(popen: subprocess.Popen, pid_dir: Path) -> list[psutil.Proces
             procs[child.pid] = child
     except psutil.NoSuchProcess:
         pass
-    for pid_file in pid_dir.glob("pid-*"):
+    if pid_dir is not None:
+        for pid_file in pid_dir.glob("pid-*"):
+            try:
+                proc = psutil.Process(int(pid_file.read_text()))
+                if pid_dir.as_posix() == proc.environ().get("COURSE_HARNESS_DIR"):
+                    procs[proc.pid] = proc
+            except (psutil.Error, ValueError):
+                continue
+    folder = str(cwd.resolve())
+    for proc in psutil.process_iter():
         try:
-            proc = psutil.Process(int(pid_file.read_text()))
-            if pid_dir.as_posix() == proc.environ().get("COURSE_HARNESS_DIR"):
+            if proc.pid not in procs and proc.cwd() == folder:
                 procs[proc.pid] = proc
-        except (psutil.Error, ValueError):
+        except psutil.Error:
             continue
     alive = []
     for proc in procs.values():
@@ -169,26 +272,28 @@ def _job_processes(popen: subprocess.Popen, pid_dir: Path) -> list[psutil.Proces
     return alive
 
 
-def _stop(popen: subprocess.Popen, pid_dir: Path) -> None:
-    """Stop a job that overran: dump every rank's stack, SIGTERM torchrun, then SIGKILL the rest."""
-    for proc in _job_processes(popen, pid_dir):
-        if proc.pid != popen.pid:
-            try:
-                proc.send_signal(signal.SIGUSR1)  # faulthandler writes the stack to the rank's stderr
-            except psutil.Error:
-                pass
-    time.sleep(1.0)
+def _stop(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> None:
+    """Stop a job that overran: dump every rank's stack (harness runs: faulthandler on
+    SIGUSR1), SIGTERM the agent, then SIGKILL the rest."""
+    if pid_dir is not None:
+        for proc in _job_processes(popen, pid_dir, cwd):
+            if proc.pid != popen.pid:
+                try:
+                    proc.send_signal(signal.SIGUSR1)  # faulthandler writes the stack to the rank's stderr
+                except psutil.Error:
+                    pass
+        time.sleep(1.0)
     popen.send_signal(signal.SIGTERM)
     try:
         popen.wait(timeout=GRACE_S)
     except subprocess.TimeoutExpired:
         pass
-    _kill_all(popen, pid_dir)
+    _kill_all(popen, pid_dir, cwd)
 
 
-def _kill_all(popen: subprocess.Popen, pid_dir: Path) -> list[int]:
+def _kill_all(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> list[int]:
     """SIGKILL every process of the job that is still alive; return their pids."""
-    alive = _job_processes(popen, pid_dir)
+    alive = _job_processes(popen, pid_dir, cwd)
     for proc in alive:
         try:
             proc.kill()
@@ -222,90 +327,160 @@ def _read_records(pid_dir: Path) -> dict[int, dict]:
     return records
 
 
-def launch(argv: list[str], cwd: Path, extra_env: dict[str, str] | None = None,
-           plugins: tuple[str, ...] = ()) -> subprocess.Popen:
-    """Start a torchrun command with the harness, per-rank logs and records under
-    ``cwd/.job`` (each node of a multi-node job runs in its own ``cwd``); :func:`finish`
-    enforces the time limit.
+# ---------------------------------------------------------------------------------------
+# Launching
+
+
+@dataclass
+class Launched:
+    """A started agent: what :func:`finish` needs to wait for it and collect its output."""
+
+    popen: subprocess.Popen
+    line: LaunchLine
+    cwd: Path
+    env: dict[str, str]
+    job_dir: Path | None  # None for a bare run
+    stdout_path: Path
+    stderr_path: Path
+
+
+def _as_line(line: LaunchLine | str) -> LaunchLine:
+    return line if isinstance(line, LaunchLine) else parse_line(line)
+
+
+def launch(line: LaunchLine | str, cwd: Path, *, bare: bool = False, hardware: dict[str, str] | None = None,
+           plugins: tuple[str, ...] = ()) -> Launched:
+    """Start one agent: ``bash -c`` of the launch line in ``cwd``; :func:`finish` waits.
 
     Args:
-        argv: the command, run exactly as given; logging and the harness are switched on
-            through the environment (torchrun reads ``PET_<OPTION>`` for its options).
-        cwd: the folder it runs in.
-        extra_env: variables added to the job's environment.
-        plugins: recorder modules from ``tests/harness`` to load in every worker.
+        line: the page's launch line (or its text).
+        cwd: the folder it runs in (see :func:`bare_folder`).
+        bare: no harness: the reader's environment and nothing else.
+        hardware: device selection (:data:`HARDWARE_ENV` only).
+        plugins: recorder modules from ``tests/harness`` to load in every worker
+            (harness runs only).
+
+    Raises:
+        PageEnvironmentError: the environment would hold a variable the page does not show.
     """
-    job_dir = cwd / ".job"
-    (job_dir / "logs").mkdir(parents=True, exist_ok=True)
-    (job_dir / "harness").mkdir(exist_ok=True)
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(HARNESS), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        COURSE_HARNESS_DIR=str(job_dir / "harness"),
-        PET_LOG_DIR=str(job_dir / "logs"),
-        PET_REDIRECTS="3",
-        OMP_NUM_THREADS="1",
-        COURSE_HARNESS_PLUGINS=",".join(plugins),
-        PYTHONUNBUFFERED="1",
-        PYTHONFAULTHANDLER="1",
-    )
-    env.update(extra_env or {})
-    argv = list(argv)
-    if argv and argv[0] == "torchrun":  # the venv's torchrun, even when PATH lacks the venv
-        argv[0] = str(Path(sys.executable).with_name("torchrun"))
-    return subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True, text=True,
-    )
+    line = _as_line(line)
+    env = reader_env(hardware)
+    job_dir = None
+    if not bare:
+        job_dir = cwd.parent / f"{cwd.name}.job"
+        (job_dir / "logs").mkdir(parents=True, exist_ok=True)
+        (job_dir / "harness").mkdir(exist_ok=True)
+        env.update(
+            PYTHONPATH=str(HARNESS),
+            COURSE_HARNESS_DIR=str(job_dir / "harness"),
+            COURSE_HARNESS_PLUGINS=",".join(plugins),
+            PET_LOG_DIR=str(job_dir / "logs"),
+            PET_REDIRECTS="3",
+        )
+    elif plugins:
+        raise ValueError("a bare run loads no recorders")
+    check_page_env(line, env, observation=not bare)
+    # Output goes to files beside the folder, not pipes: a leftover process holding a
+    # pipe open would make a reader of the pipe wait for it.
+    out_path, err_path = cwd.parent / f"{cwd.name}.stdout", cwd.parent / f"{cwd.name}.stderr"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        popen = subprocess.Popen(["bash", "-c", line.text], cwd=cwd, env=env, stdout=out, stderr=err,
+                                 start_new_session=True)
+    return Launched(popen, line, cwd, env, job_dir, out_path, err_path)
 
 
-def finish(popen: subprocess.Popen, argv: list[str], cwd: Path, time_limit_s: float, started: float) -> JobResult:
-    """Wait for a launched job within its time limit (seconds since ``started``, a
+def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
+    """Wait for a launched agent within its time limit (seconds since ``started``, a
     ``time.monotonic()`` reading), stop it if it overruns, collect its output."""
-    job_dir = cwd / ".job"
+    popen, pid_dir = job.popen, job.job_dir / "harness" if job.job_dir else None
     timed_out = False
     try:
-        out, _ = popen.communicate(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
+        popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
     except subprocess.TimeoutExpired:
         timed_out = True
-        _stop(popen, job_dir / "harness")
-        out, _ = popen.communicate()
+        _stop(popen, pid_dir, job.cwd)
     # A job that ended by itself must have left nothing behind; one the runner stopped
     # must have nothing left after the stop. Either way survivors are killed and reported.
-    leftovers = _kill_all(popen, job_dir / "harness")
+    leftovers = _kill_all(popen, pid_dir, job.cwd)
+    out = job.stdout_path.read_text(errors="replace")
+    err = job.stderr_path.read_text(errors="replace")
     return JobResult(
-        argv=list(argv),
+        line=job.line,
         returncode=None if timed_out else popen.returncode,
         duration_s=time.monotonic() - started,
         timed_out=timed_out,
-        agent_output=out or "",
-        ranks=_read_rank_logs(job_dir / "logs"),
-        records=_read_records(job_dir / "harness"),
+        agent_output=out + err,
+        stdout_text=out,
+        env=job.env,
+        bare=job.job_dir is None,
+        ranks=_read_rank_logs(job.job_dir / "logs") if job.job_dir else [],
+        records=_read_records(pid_dir) if pid_dir else {},
         leftovers=leftovers,
-        workdir=cwd,
-        job_dir=job_dir,
+        workdir=job.cwd,
+        job_dir=job.job_dir,
     )
 
 
-def run_job(argv: list[str], cwd: Path, time_limit_s: float, extra_env: dict[str, str] | None = None,
+def run_job(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware: dict[str, str] | None = None,
             plugins: tuple[str, ...] = ()) -> JobResult:
-    """Run one torchrun job to its end or its time limit.
+    """Run one launch line with the observation-only harness, to its end or its time limit.
 
     Args:
-        argv: the command, e.g. ``["torchrun", "--standalone", "--nproc-per-node=2", "train.py"]``.
-        cwd: the folder it runs in (a copy of the snippet folder).
+        line: the page's launch line, e.g. ``"torchrun --standalone --nproc-per-node=2 train.py"``.
+        cwd: the folder it runs in (a :func:`bare_folder`); logs and records go to
+            ``<cwd>.job`` beside it.
         time_limit_s: wall-clock limit in seconds; past it every rank's Python stack is
             dumped to its log, torchrun gets SIGTERM, and after :data:`GRACE_S` seconds
             every process of the job is SIGKILLed.
-        extra_env: variables added to the job's environment.
+        hardware: device selection (:data:`HARDWARE_ENV` only).
         plugins: recorder modules from ``tests/harness`` to load in every worker.
 
     Returns:
         The :class:`JobResult`; use :meth:`JobResult.check` to assert success.
     """
     started = time.monotonic()
-    popen = launch(argv, cwd, extra_env, plugins)
-    return finish(popen, argv, cwd, time_limit_s, started)
+    return finish(launch(line, cwd, hardware=hardware, plugins=plugins), time_limit_s, started)
+
+
+def run_bare(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware: dict[str, str] | None = None) -> JobResult:
+    """Run one launch line exactly as a reader does: no harness, the reader's environment.
+
+    Args:
+        line: the page's launch line.
+        cwd: a :func:`bare_folder` holding only the program and its local imports.
+        time_limit_s: wall-clock limit in seconds; past it torchrun gets SIGTERM and,
+            after :data:`GRACE_S` seconds, every process of the job is SIGKILLed.
+        hardware: device selection (:data:`HARDWARE_ENV` only).
+
+    Returns:
+        The :class:`JobResult` (``bare=True``, no ranks or records); the combined
+        output of torchrun and its workers is in ``stdout_text``/``agent_output``.
+    """
+    started = time.monotonic()
+    return finish(launch(line, cwd, bare=True, hardware=hardware), time_limit_s, started)
+
+
+def run_nodes(line: LaunchLine | str, cwds: list[Path], time_limit_s: float, *, bare: bool = False,
+              hardware: list[dict[str, str]] | None = None, plugins: tuple[str, ...] = ()) -> list[JobResult]:
+    """Run the same launch line on several "nodes" of this machine at once, one agent per
+    folder (as a reader types the line in one terminal per node), within one time limit.
+
+    Args:
+        line: the page's launch line (with ``--nnodes=N``).
+        cwds: one folder per node, each its own copy of the program.
+        time_limit_s: wall-clock limit for the whole multi-node job, in seconds.
+        bare: run without the harness (see :func:`run_bare`).
+        hardware: device selection per node (:data:`HARDWARE_ENV` only).
+        plugins: recorder modules (harness runs only).
+
+    Returns:
+        One :class:`JobResult` per node, in the order of ``cwds``; the records of each
+        hold only that node's global ranks.
+    """
+    started = time.monotonic()
+    hardware = hardware or [{} for _ in cwds]
+    jobs = [launch(line, cwd, bare=bare, hardware=hw, plugins=plugins) for cwd, hw in zip(cwds, hardware, strict=True)]
+    return [finish(job, time_limit_s, started) for job in jobs]
 
 
 def pids_alive(pids: list[int]) -> list[int]:
@@ -323,59 +498,3 @@ def pids_alive(pids: list[int]) -> list[int]:
 def worker_pids(result: JobResult) -> list[int]:
     """Every worker pid the harness saw start in this job."""
     return [int(p.read_text()) for p in (result.job_dir / "harness").glob("pid-*")]
-
-
-
-# Multi-node jobs on one machine: several torchrun agents, each in its own folder.
-
-_SHELL_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::-(?P<default>[^}]*))?\}|(?P<bare>[A-Za-z_]\w*))")
-
-
-def expand_vars(argv: list[str] | tuple[str, ...], values: dict[str, str]) -> list[str]:
-    """Expand the shell-style variables of a launch command the way a POSIX shell would.
-
-    ``$NAME`` and ``${NAME}`` become ``values[NAME]``; ``${NAME:-default}`` becomes
-    ``values[NAME]`` when it is set and not empty, else ``default``. Only ``values`` is
-    read, never this process's environment, so a variable exported in the developer's
-    shell cannot change what a test runs.
-
-    Raises:
-        ValueError: a variable without a default is missing from ``values``.
-    """
-    def one(match: re.Match) -> str:
-        name = match.group("braced") or match.group("bare")
-        if values.get(name):
-            return values[name]
-        if match.group("default") is not None:
-            return match.group("default")
-        raise ValueError(f"launch command uses ${name} without a default; pass a value for it to expand_vars")
-
-    return [_SHELL_VAR.sub(one, arg) for arg in argv]
-
-
-def run_nodes(commands: list[list[str]], cwds: list[Path], time_limit_s: float,
-              extra_env: dict[str, str] | None = None, plugins: tuple[str, ...] = (),
-              node_envs: list[dict[str, str]] | None = None) -> list[JobResult]:
-    """Run one torchrun agent per node, all at once, within one time limit.
-
-    Each agent runs in its own folder (``cwds[i]``, a separate copy of the program, as
-    on separate machines) with its logs and harness records under ``cwds[i]/.job``. A
-    node that overruns the limit is stopped like a single job (:func:`run_job`).
-
-    Args:
-        commands: the launch command of each node.
-        cwds: the folder each node runs in.
-        time_limit_s: wall-clock limit for the whole multi-node job, in seconds.
-        extra_env: variables added to every node's environment.
-        plugins: recorder modules from ``tests/harness`` to load in every worker.
-        node_envs: variables added to one node's environment, per node.
-
-    Returns:
-        One :class:`JobResult` per node, in the order of ``commands``; the records of
-        each hold only that node's global ranks.
-    """
-    started = time.monotonic()
-    node_envs = node_envs or [{} for _ in commands]
-    popens = [launch(argv, cwd, {**(extra_env or {}), **env}, plugins)
-              for argv, cwd, env in zip(commands, cwds, node_envs, strict=True)]
-    return [finish(popen, argv, cwd, time_limit_s, started) for popen, argv, cwd in zip(popens, commands, cwds)]

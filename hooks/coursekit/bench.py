@@ -11,10 +11,14 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   under the one-language one (``course serve --lang sv``), at 1x and 50x the pages;
 * scale: the course replicated to 10x and 50x its pages (generated in a temporary
   folder): seconds per page and peak memory against the page count;
+* fuzz-segment: the segmenter's differential fuzzer on 20,000 random pages (not a
+  time: it reports a counterexample or none);
 * snippets: the snippet suite cold (``--reverify``) serially and in ``-n`` lanes, warm
   (nothing changed), against the serial floor: the same number of ``torchrun`` jobs with
   the same process counts, each only importing torch and creating and destroying its
-  process group.
+  process group;
+* flakes: every program's bare run (the page's launch line, no harness) ten times, and
+  how many of those runs failed.
 
 Each figure is the minimum and median of several runs (``--repeat``); times in seconds,
 memory in MiB. Results are printed as one table and written as JSON.
@@ -117,9 +121,39 @@ def bench_render(project: Path, repeat: int) -> dict:
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()
         for source, table in jobs:
-            render(source, table, fallback_lang=proj.default_language)  # as the hook calls it
+            render(source, table, fallback_lang=proj.default_language, engine=proj.engine)  # as the hook calls it
         samples.append((time.perf_counter() - start) / len(jobs))
     return {"pages": len(jobs), "per_page_s": _stat(samples)}
+
+
+def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
+    """The differential fuzzer of the segmenter (:mod:`coursekit.fuzz`) on ``examples``
+    random pages: properties (a)-(d) against the default engine. Stops at the first
+    counterexample, which it reports shrunk."""
+    from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
+
+    from .fuzz import RAW_WORDS, check, documents
+
+    seen = [0]
+    start = time.perf_counter()
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
+              suppress_health_check=list(HealthCheck))
+    @given(documents())
+    def run(page):
+        seen[0] += 1
+        if seen[0] % 1000 == 0:
+            print(f"fuzz-segment: {seen[0]} pages, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        check(page, raw_words=RAW_WORDS)
+
+    failure = None
+    try:
+        run()
+    except AssertionError as exc:
+        failure = "\n".join([str(exc), *getattr(exc, "__notes__", [])])
+    wall = time.perf_counter() - start
+    return {"examples": seen[0], "seed": seed, "seconds": wall, "counterexample": failure}
 
 
 def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True) -> float:
@@ -306,6 +340,33 @@ def bench_snippets(root: Path, repeat: int) -> dict:
             "best_cold_vs_floor": best / floor, "aim_vs_floor": 1.0, "aim_warm_s": 3.0}
 
 
+def bench_flakes(root: Path, runs: int = 10) -> dict:
+    """Flake rate per program: its bare-run test (the page's launch line as a reader runs
+    it, ``tests/conftest.py``'s ``bare_run_test``) run ``runs`` times, every check
+    included, with records left untouched (``--no-record``)."""
+    import xml.etree.ElementTree as ET
+
+    with tempfile.TemporaryDirectory(prefix="course-flakes-") as tmp:
+        report = Path(tmp) / "junit.xml"
+        _timed([PYTHON, "-m", "pytest", "-q", "--reverify", "--no-record", f"--bare-runs={runs}", "-n", str(os.cpu_count() or 1),
+                "--dist", "loadfile", "-k", "bare_run", f"--junitxml={report}", "tests/snippets"], root)
+        per_program: dict[str, dict] = {}
+        for case in ET.parse(report).getroot().iter("testcase"):
+            if not case.get("name", "").startswith("test_bare_run"):
+                continue
+            program = case.get("classname", "")
+            row = per_program.setdefault(program, {"runs": 0, "failed": 0, "skipped": 0})
+            if case.find("skipped") is not None:
+                row["skipped"] += 1
+                continue
+            row["runs"] += 1
+            if case.find("failure") is not None or case.find("error") is not None:
+                row["failed"] += 1
+    for row in per_program.values():
+        row["flake_rate"] = row["failed"] / row["runs"] if row["runs"] else None
+    return {"runs_per_program": runs, "programs": dict(sorted(per_program.items()))}
+
+
 def _versions() -> dict:
     names = ("mkdocs", "mkdocs-material", "mkdocs-static-i18n", "pymdown-extensions", "markdown-it-py", "polib", "torch", "pytest")
     found = {}
@@ -346,6 +407,11 @@ def _table(results: dict) -> str:
                          f"{row['build_s']:.1f} s, peak {row['peak_rss_mib']:.0f} MiB"))
         rows.append(("scale: slope (s per page)", f"{sc['slope_s_per_page']:.4f}", "",
                      f"per-page x{sc['per_page_ratio_largest_vs_smallest']:.2f}, memory/pages x{sc['memory_ratio_vs_page_ratio']:.2f}"))
+    fz = results.get("fuzz-segment")
+    if fz:
+        rows.append((f"fuzz-segment: pages run (seed {fz['seed']})", str(fz["examples"]), "",
+                     f"{fz['seconds']:.0f} s, " + ("no counterexample" if fz["counterexample"] is None
+                                                   else "COUNTEREXAMPLE: " + fz["counterexample"].splitlines()[0])))
     sn = results.get("snippets")
     if sn:
         rows.append((f"snippet serial floor, {sn['jobs']} torchrun jobs (s)", f"{sn['serial_floor_s']:.1f}", "", ""))
@@ -353,6 +419,15 @@ def _table(results: dict) -> str:
             rows.append((f"snippet suite cold, {lanes} (s)", f"{stat['min']:.1f}", f"{stat['median']:.1f}", ""))
         rows.append(("snippet suite cold best / floor", f"{sn['best_cold_vs_floor']:.2f}", "", f"aim <= {sn['aim_vs_floor']}"))
         rows.append(("snippet suite warm (s)", f"{sn['warm_s']['min']:.2f}", f"{sn['warm_s']['median']:.2f}", f"aim < {sn['aim_warm_s']}"))
+    fl = results.get("flakes")
+    if fl:
+        for module, row in fl["programs"].items():
+            name = module.removeprefix("tests.snippets.").replace(".test_", "/")
+            if row["runs"]:
+                rows.append((f"bare runs failed: {name}", f"{row['failed']}/{row['runs']}", "",
+                             f"flake rate {100 * row['flake_rate']:.0f} %"))
+            else:
+                rows.append((f"bare runs failed: {name}", "-", "", f"skipped {row['skipped']} (needs hardware)"))
     widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -363,7 +438,7 @@ def _table(results: dict) -> str:
 
 
 def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, factors: tuple[int, ...] = (1, 10, 50)) -> dict:
-    """Run the chosen parts (build, render, reload, preview, scale, snippets); print and save the table.
+    """Run the chosen parts (build, render, reload, preview, scale, snippets, flakes); print and save the table.
 
     Args:
         root: the project root.
@@ -391,6 +466,10 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
         results["scale"] = bench_scale(root, factors)
     if "snippets" in parts:
         results["snippets"] = bench_snippets(root, repeat)
+    if "flakes" in parts:
+        results["flakes"] = bench_flakes(root)
+    if "fuzz-segment" in parts:
+        results["fuzz-segment"] = bench_fuzz_segment()
     json_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(_table(results))
     print(f"\nwritten: {json_path}")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project
+from .check import check_project, page_warnings
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -61,6 +61,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    found = page_warnings(project) + found
     for line in found:
         print(line)
     if not found:
@@ -89,7 +90,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
 
     project = Project.load(args.config)
-    parts = tuple(args.only) if args.only else ("build", "render", "reload", "preview", "scale", "snippets")
+    parts = tuple(args.only) if args.only else ("build", "render", "reload", "preview", "scale", "snippets", "flakes")
     run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors))
     return 0
 
@@ -134,9 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
                                    "mkdocs serve, the same for a catalog edit under the one-language preview "
                                    "(course serve --lang) at 1x and 50x the pages, time per page at 10x and 50x the "
-                                   "pages, and the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs.")
-    p.add_argument("--only", action="append", choices=("build", "render", "reload", "preview", "scale", "snippets"),
+                                   "pages, the snippet suite cold, warm and in -n lanes against a serial floor of "
+                                   "bare torchrun jobs, and each program's flake rate over ten bare runs of its "
+                                   "page's launch line; with --only fuzz-segment, the segmenter's differential "
+                                   "fuzzer on 20,000 random pages (about half an hour).")
+    p.add_argument("--only", action="append",
+                   choices=("build", "render", "reload", "preview", "scale", "snippets", "flakes", "fuzz-segment"),
                    help="run only this part (repeatable)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")

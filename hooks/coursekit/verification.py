@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .filecache import StatCache
@@ -50,6 +50,13 @@ class Record:
         nnodes: nodes of the job.
         test: the pytest node id of the test module that verified it.
         outcome: ``"passed"``.
+        bare_runs: how many bare runs (the page's launch line, no harness, the
+            reader's environment) passed; a record is written only when every bare run
+            of the session passed, so this is also how many ran. 0 in records from
+            before bare runs existed: such a record does not count as verified.
+        output: what the verified run printed, per rank (``{"rank 0": [lines]}``),
+            with the parts that vary between runs (ports, pids, host names, times)
+            replaced by placeholders such as ``<port>``; every bare run reproduced it.
     """
 
     sha256: str
@@ -63,6 +70,8 @@ class Record:
     nnodes: int
     test: str
     outcome: str = "passed"
+    bare_runs: int = 0
+    output: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def environment(self) -> str:
@@ -171,9 +180,10 @@ def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> b
 
 
 def test_for(program: str) -> str:
-    """The test module of a program by the one-slug rule: ``ddp_basics/x.py`` ->
-    ``tests/snippets/test_ddp_basics.py``."""
-    return f"tests/snippets/test_{program.split('/')[0]}.py"
+    """The test module of a program by the one-slug rule, one module per program:
+    ``ddp_basics/train.py`` -> ``tests/snippets/test_ddp_basics/test_train.py``."""
+    slug, _, name = program.partition("/")
+    return f"tests/snippets/test_{slug}/test_{Path(name).stem}.py"
 
 
 test_for.__test__ = False  # a helper, not a pytest test
@@ -184,12 +194,15 @@ class Status:
     """What the site may say about one program now.
 
     Attributes:
-        current: records whose hash matches the program as it is now, by environment.
-        stale: True when records exist but none matches the current content.
+        current: records whose hash matches the program as it is now and whose bare
+            runs passed, by environment.
+        stale: True when records exist but none of them is current.
+        digest: the program's :func:`content_hash` now.
     """
 
     current: dict[str, Record]
     stale: bool
+    digest: str = ""
 
     @property
     def verified(self) -> bool:
@@ -201,5 +214,6 @@ def status(program: str, snippets_dir: Path, records: dict[str, dict[str, Record
     """The verification status of one program (path relative to snippets/)."""
     digest, _ = content_hash(snippets_dir / program, snippets_dir)
     envs = records.get(program, {})
-    current = {env: rec for env, rec in envs.items() if rec.sha256 == digest and rec.outcome == "passed"}
-    return Status(current=current, stale=bool(envs) and not current)
+    current = {env: rec for env, rec in envs.items()
+               if rec.sha256 == digest and rec.outcome == "passed" and rec.bare_runs > 0}
+    return Status(current=current, stale=bool(envs) and not current, digest=digest)

@@ -3,7 +3,7 @@ gradients on its share of each batch, and an all-reduce averages the gradients.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
 The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism.py runs exactly that command.
+the test in tests/snippets/test_data_vs_model_parallelism/test_data_parallel.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 data_parallel.py
@@ -47,6 +47,7 @@ def make_model() -> nn.Module:
 def main() -> None:
     device = setup()
     rank, world_size = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(rank)  # each rank draws different initial weights: only the broadcast makes them equal
 
     # --8<-- [start:replicate]
     model = make_model().to(device)

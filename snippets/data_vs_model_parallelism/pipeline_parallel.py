@@ -3,7 +3,7 @@ per process; activations go forward and gradients come back, one micro-batch at 
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
 The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism.py runs exactly that command.
+the test in tests/snippets/test_data_vs_model_parallelism/test_pipeline_parallel.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 pipeline_parallel.py
@@ -87,6 +87,7 @@ def main() -> None:
     if world_size != 2:
         raise SystemExit(f"this pipeline has 2 stages, one per process; got {world_size} processes")
 
+    torch.manual_seed(rank)  # reproducible initial weights for each stage
     # --8<-- [start:train]
     stage = build_stage(rank).to(device)  # each rank builds and holds its own stage only
     optimizer = torch.optim.SGD(stage.parameters(), lr=LR)

@@ -4,7 +4,7 @@ the partial results.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
 The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism.py runs exactly that command.
+the test in tests/snippets/test_data_vs_model_parallelism/test_tensor_parallel.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 tensor_parallel.py
@@ -63,6 +63,7 @@ def main() -> None:
     mesh = init_device_mesh(device.type, (world_size,), mesh_dim_names=("tp",))
     # --8<-- [end:mesh]
 
+    torch.manual_seed(0)  # reproducible initial weights
     # --8<-- [start:parallelize]
     model = FeedForward().to(device)
     model = parallelize_module(model, mesh, {

@@ -2,7 +2,7 @@
 
 The lesson docs/ddp-basics.md shows this program section by section. The launch
 section below is the single source of how it runs: the page shows it and the test
-in tests/snippets/test_ddp_basics.py runs exactly that command.
+in tests/snippets/test_ddp_basics/test_train.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 train.py

@@ -2,7 +2,7 @@
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command. The
+test in tests/snippets/test_syncbn_and_sharding/test_convert_syncbn.py runs exactly that command. The
 conversion runs on any device; training with the converted layers needs GPUs (see
 syncbn_train.py).
 

@@ -4,7 +4,7 @@ samples.
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command.
+test in tests/snippets/test_syncbn_and_sharding/test_syncbn_by_hand.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 syncbn_by_hand.py

@@ -2,7 +2,7 @@
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command.
+test in tests/snippets/test_syncbn_and_sharding/test_syncbn_train.py runs exactly that command.
 SyncBatchNorm's synchronized forward and backward run only on GPUs, one per process.
 
 --8<-- [start:launch]

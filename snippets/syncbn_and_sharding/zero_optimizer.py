@@ -3,7 +3,7 @@ Adam state of only its share of the parameters.
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding.py runs exactly that command.
+test in tests/snippets/test_syncbn_and_sharding/test_zero_optimizer.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 zero_optimizer.py

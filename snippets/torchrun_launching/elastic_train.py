@@ -1,12 +1,12 @@
 """Train with DDP, checkpoint every epoch, and resume from the last checkpoint after a restart.
 
 The lesson docs/torchrun-launching.md shows this program and its launch command; the
-test in tests/snippets/test_torchrun_launching.py runs exactly that command, kills one
+test in tests/snippets/test_torchrun_launching/test_elastic_train.py runs exactly that command, kills one
 worker in the middle of training, and checks that torchrun restarted the workers and
 that they carried on from the last checkpoint.
 
 --8<-- [start:launch]
-torchrun --standalone --nproc-per-node=2 --max-restarts=1 elastic_train.py
+TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --standalone --nproc-per-node=2 --max-restarts=1 elastic_train.py
 --8<-- [end:launch]
 time-limit: 120 s
 """

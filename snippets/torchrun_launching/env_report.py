@@ -1,7 +1,7 @@
 """Report what torchrun gave each worker process, then check it against the process group.
 
 The lesson docs/torchrun-launching.md shows this program and its launch command; the
-test in tests/snippets/test_torchrun_launching.py runs exactly that command.
+test in tests/snippets/test_torchrun_launching/test_env_report.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 env_report.py

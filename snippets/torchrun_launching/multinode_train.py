@@ -3,8 +3,8 @@
 The lesson docs/torchrun-launching.md shows the command below; every node runs the same
 line. HEAD_ADDR is the address of the node that hosts the rendezvous (any one of them),
 JOB_ID names the job; the defaults let two terminals on one machine act as two nodes.
-The test in tests/snippets/test_torchrun_launching.py starts one agent per node with
-this command, on the loopback address and a free port.
+The test in tests/snippets/test_torchrun_launching/test_multinode_train.py types this line
+in two "terminals" of one machine, with the defaults, exactly as the page says.
 
 --8<-- [start:launch]
 torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} --rdzv-id=${JOB_ID:-lesson4} multinode_train.py

@@ -16,6 +16,8 @@ public PyTorch entry points, without changing what the program computes, and fil
 """
 from __future__ import annotations
 
+import weakref
+
 import torch
 import torch.distributed as dist
 import torch.distributed.tensor.parallel as tensor_parallel
@@ -62,7 +64,7 @@ def _on_forward(module, args, output):
 
 register_module_forward_hook(_on_forward)
 
-_tp_modules: list[torch.nn.Module] = []
+_tp_module = None  # weakref.ref to the module parallelize_module returned
 
 
 def _pre_step(optimizer, args, kwargs):
@@ -72,8 +74,9 @@ def _pre_step(optimizer, args, kwargs):
         "grads": [None if p.grad is None else _plain(p.grad) for p in params],
     })
     tp = EXTRA["tp"]
-    if tp is not None and "grads" not in tp:
-        tp["grads"] = {n: _plain(p.grad) for n, p in _tp_modules[0].named_parameters() if p.grad is not None}
+    module = _tp_module() if _tp_module is not None else None
+    if tp is not None and "grads" not in tp and module is not None:
+        tp["grads"] = {n: _plain(p.grad) for n, p in module.named_parameters() if p.grad is not None}
 
 
 register_optimizer_step_pre_hook(_pre_step)
@@ -82,6 +85,7 @@ _parallelize_module = tensor_parallel.parallelize_module
 
 
 def parallelize_module(module, *args, **kwargs):
+    global _tp_module
     full = {k: _plain(v) for k, v in module.state_dict().items()}
     result = _parallelize_module(module, *args, **kwargs)
     if EXTRA["tp"] is None:
@@ -92,7 +96,7 @@ def parallelize_module(module, *args, **kwargs):
                 for n, p in result.named_parameters()
             },
         }
-        _tp_modules.append(result)
+        _tp_module = weakref.ref(result)
 
         def _first_forward(mod, inputs, output):
             if "output" not in EXTRA["tp"]:

@@ -24,6 +24,7 @@ PyTorch entry points, without changing what they compute, and fills ``RECORD["ex
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 
 import torch
@@ -98,12 +99,13 @@ nn.SyncBatchNorm.convert_sync_batchnorm = classmethod(_recording_convert)
 
 # --- forwards: DDP's wrapped module, SyncBatchNormByHand -------------------------------
 
-_ddp_modules: list[DistributedDataParallel] = []
+_ddp_module = None  # weakref.ref: never keeps the program's module alive
 
 
 def _on_forward_pre(module, args):
-    if isinstance(module, DistributedDataParallel) and not any(m is module for m in _ddp_modules):
-        _ddp_modules.append(module)
+    global _ddp_module
+    if isinstance(module, DistributedDataParallel) and _ddp_module is None:
+        _ddp_module = weakref.ref(module)
         if EXTRA["ddp"] is None:
             EXTRA["ddp"] = {
                 "types": {name: type(m).__name__ for name, m in module.module.named_modules()},
@@ -130,9 +132,10 @@ register_module_forward_hook(_on_forward)
 
 def _on_step(optimizer, args, kwargs):
     if isinstance(optimizer, ZeroRedundancyOptimizer):
-        if not _ddp_modules:
+        ddp = _ddp_module() if _ddp_module is not None else None
+        if ddp is None:
             return
-        names = {id(p): n for n, p in _ddp_modules[0].module.named_parameters()}
+        names = {id(p): n for n, p in ddp.module.named_parameters()}
         local = optimizer.optim
         EXTRA["zero"] = {
             "params": [names[id(p)] for g in local.param_groups for p in g["params"]],

@@ -1,20 +1,26 @@
 """Test harness loaded into every torchrun worker through PYTHONPATH (never published).
 
 Python imports ``sitecustomize`` at start-up; the runner in ``tests/torchjob.py`` puts
-this folder first on ``PYTHONPATH`` and sets ``COURSE_HARNESS_DIR``. Inside a worker
-(``RANK`` is set by torchrun; the torchrun agent itself has no ``RANK``) it:
+this folder on ``PYTHONPATH`` and sets ``COURSE_HARNESS_DIR`` for a harness run (a bare
+run has neither). Inside a worker (``RANK`` is set by torchrun; the torchrun agent itself
+has no ``RANK``) it only observes -- ``README.md`` beside this file says, hook by hook,
+why none of it changes what the program does:
 
-* writes ``pid-<rank>`` so the runner can prove no worker outlives the job;
-* registers faulthandler on SIGUSR1, so the runner can get every thread's Python stack
-  out of a hung rank, even one blocked inside a C++ collective;
-* records what the program did, through PyTorch's public hooks and without changing
-  its behaviour: the indices each ``DistributedSampler`` yielded per epoch, the first
-  DDP optimizer step (weights before, averaged gradients, weights after), every
-  ``torch.save`` call, and the final weights of every DDP-wrapped module. The record is
-  written to ``rank-<rank>-<restart>.pt`` when the worker exits;
+* writes ``pid-<rank>-<restart>`` so the runner can prove no worker outlives the job;
+* registers faulthandler on SIGUSR1 (a signal only the runner sends, to a job past its
+  time limit, just before stopping it), so every rank's Python stack reaches its log;
+* records, through PyTorch's public hooks: the indices each ``DistributedSampler``
+  yielded per epoch, the first DDP optimizer step (weights before, averaged gradients,
+  weights after), every ``torch.save`` call, and the weights of the first DDP-wrapped
+  module after each optimizer step (the last of them is ``final_state``). Modules are
+  held by weak reference only, so no object lives longer than the program keeps it;
 * imports the extra recorder modules named in ``COURSE_HARNESS_PLUGINS`` (comma
   separated, found in this folder), which add what their lesson needs under
   ``RECORD["extra"]`` (``from sitecustomize import RECORD``).
+
+The record is written to ``rank-<rank>-<restart>.pt`` by an ``atexit`` handler, which
+Python runs after the program's own code has finished and before interpreter
+finalization.
 """
 import os
 
@@ -22,6 +28,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     import atexit
     import faulthandler
     import signal
+    import weakref
     from pathlib import Path
 
     _out = Path(os.environ["COURSE_HARNESS_DIR"])
@@ -45,19 +52,26 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         "sampler_epochs": [],  # (epoch, [indices]) per pass over a DistributedSampler
         "saves": [],  # paths given to torch.save
         "first_step": None,  # {"before", "grads", "after"} of the first optimizer step
-        "final_state": None,  # state_dict of the (first) DDP-wrapped module at exit
+        "final_state": None,  # state_dict of the (first) DDP-wrapped module after its last step
         "destroyed": False,  # the program called destroy_process_group
         "extra": {},  # filled by COURSE_HARNESS_PLUGINS modules
     }
-    _ddp_modules = []
+    _ddp_module = None  # weakref.ref to the first DDP module seen in a forward
     _torch_save = torch.save
 
     def _clone_state(module):
         return {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
 
+    def _watched():
+        """The inner module of the watched DDP module, or None once the program let it go."""
+        ddp = _ddp_module() if _ddp_module is not None else None
+        return None if ddp is None else ddp.module
+
     _sampler_iter = DistributedSampler.__iter__
 
     def _recording_iter(self):
+        # DistributedSampler.__iter__ builds the full index list and returns iter() of it;
+        # this returns an iterator over the same list, in the same order.
         indices = list(_sampler_iter(self))
         RECORD["sampler_epochs"].append((self.epoch, indices))
         return iter(indices)
@@ -65,23 +79,25 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     DistributedSampler.__iter__ = _recording_iter
 
     def _on_forward(module, args):
-        if isinstance(module, DistributedDataParallel) and not any(m is module for m in _ddp_modules):
-            _ddp_modules.append(module)
-            if RECORD["first_step"] is None:
-                RECORD["first_step"] = {"before": _clone_state(module.module)}
+        global _ddp_module
+        if _ddp_module is None and isinstance(module, DistributedDataParallel):
+            _ddp_module = weakref.ref(module)
+            RECORD["first_step"] = {"before": _clone_state(module.module)}
 
     register_module_forward_pre_hook(_on_forward)
 
     def _pre_step(optimizer, args, kwargs):
-        step = RECORD["first_step"]
-        if step is not None and "grads" not in step and _ddp_modules:
-            module = _ddp_modules[0].module
+        step, module = RECORD["first_step"], _watched()
+        if step is not None and "grads" not in step and module is not None:
             step["grads"] = {n: p.grad.detach().cpu().clone() for n, p in module.named_parameters() if p.grad is not None}
 
     def _post_step(optimizer, args, kwargs):
-        step = RECORD["first_step"]
+        step, module = RECORD["first_step"], _watched()
+        if module is None:
+            return
+        RECORD["final_state"] = _clone_state(module)
         if step is not None and "grads" in step and "after" not in step:
-            step["after"] = _clone_state(_ddp_modules[0].module)
+            step["after"] = RECORD["final_state"]
 
     register_optimizer_step_pre_hook(_pre_step)
     register_optimizer_step_post_hook(_post_step)
@@ -95,13 +111,8 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     _destroy = dist.destroy_process_group
 
     def _recording_destroy(*args, **kwargs):
-        RECORD["destroyed"] = True
-        if _ddp_modules:
-            RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
-        # Hold no DDP module past this point: a reducer kept alive until interpreter
-        # shutdown can abort the process while gloo's threads release its tensors
-        # (pytorch/pytorch#179291), a crash the published program itself never has.
-        _ddp_modules.clear()
+        if not args and kwargs.get("group") is None:
+            RECORD["destroyed"] = True  # the default group, i.e. every group
         return _destroy(*args, **kwargs)
 
     dist.destroy_process_group = _recording_destroy
@@ -113,9 +124,6 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     @atexit.register
     def _write_record():
-        if RECORD["final_state"] is None and _ddp_modules:
-            RECORD["final_state"] = _clone_state(_ddp_modules[0].module)
-        _ddp_modules.clear()
         # Written aside and renamed: torchrun may kill this worker while it writes (a
         # surviving rank of a failed attempt exits on its collective's error just as the
         # agent stops the group), and a truncated record must not pass for a record.
@@ -123,9 +131,3 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         partial = _out / f".rank-{_rank}-{_restart}.pt.partial"
         _torch_save(RECORD, partial)
         os.replace(partial, final)
-        # Free reference cycles (DDP modules and their process groups) now, while the
-        # interpreter is whole: left to the collector at interpreter shutdown, gloo's
-        # threads can abort the process as they release tensors (pytorch/pytorch#179291).
-        import gc
-
-        gc.collect()

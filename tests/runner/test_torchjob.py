@@ -1,22 +1,36 @@
-"""The runner itself: hangs and crashes fail fast, with diagnostics, and leave nothing behind."""
+"""The runner itself: hangs and crashes fail fast, with diagnostics, and leave nothing
+behind; a job's environment is the page's and nothing else."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from torchjob import pids_alive, run_job, worker_pids
+from coursekit.runspec import parse_line, read_spec
+from torchjob import (HARDWARE_ENV, OBSERVATION_ENV, PageEnvironmentError, bare_folder, check_page_env, pids_alive,
+                      run_bare, run_job, worker_pids)
 
 PLANTED = Path(__file__).parent / "planted"
-LIMIT_S = 15.0
+SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
+LIMIT_S = 25.0  # a crash ends in about 6 s on two idle cores; the deadlocks wait this long
+# what torchrun, bash and Python put into a worker's environment by themselves
+# (torch/distributed/elastic/agent/server/local_elastic_agent.py, run.py's OMP_NUM_THREADS
+# and TORCHELASTIC_SIGNALS_TO_HANDLE; Python's PEP 538 locale coercion sets LC_CTYPE)
+_TORCHRUN_SETS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                  "ROLE_RANK", "ROLE_NAME", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RESTART_COUNT",
+                  "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE",
+                  "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_ERROR_FILE", "OMP_NUM_THREADS", "PWD", "SHLVL", "_",
+                  "TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_TIMER_FILE", "TORCHELASTIC_SIGNALS_TO_HANDLE", "LC_CTYPE"}
 
 pytestmark = pytest.mark.torchrun
 
 
-def _run(tmp_path: Path, name: str):
+def _run(tmp_path: Path, name: str, bare: bool = False):
     shutil.copy(PLANTED / name, tmp_path / name)
-    return run_job(["torchrun", "--standalone", "--nproc-per-node=2", name], tmp_path, LIMIT_S)
+    line = f"torchrun --standalone --nproc-per-node=2 {name}"
+    return (run_bare if bare else run_job)(line, tmp_path, LIMIT_S)
 
 
 def test_a_deadlock_fails_within_the_limit_with_every_stack_and_nothing_left(tmp_path):
@@ -38,6 +52,15 @@ def test_a_deadlock_fails_within_the_limit_with_every_stack_and_nothing_left(tmp
         result.check(world_size=2)
 
 
+def test_a_bare_deadlock_is_stopped_at_the_limit_with_nothing_left(tmp_path):
+    result = _run(tmp_path, "deadlock.py", bare=True)
+    assert result.timed_out and result.bare
+    assert result.duration_s < LIMIT_S + 10
+    assert result.leftovers == []
+    with pytest.raises(AssertionError, match="TIMED OUT"):
+        result.check_exit()
+
+
 def test_a_crashing_rank_fails_the_job_and_is_reported_first(tmp_path):
     result = _run(tmp_path, "crash.py")
     assert not result.timed_out
@@ -57,3 +80,63 @@ def test_exiting_zero_without_doing_the_work_is_not_a_pass(tmp_path):
     assert result.returncode == 0
     with pytest.raises(AssertionError, match=r"no record from rank\(s\) \[0, 1\]|never reached destroy_process_group"):
         result.check(world_size=2)
+
+
+@pytest.mark.parametrize("bare", [True, False], ids=["bare", "harness"])
+def test_a_process_that_outlives_a_job_is_found_killed_and_fails_it(tmp_path, bare):
+    result = _run(tmp_path, "orphan.py", bare=bare)
+    assert result.returncode == 0  # torchrun itself saw nothing wrong
+    assert len(result.leftovers) == 1  # found by its working folder: it has no parent and no pid file
+    assert pids_alive(result.leftovers) == []
+    with pytest.raises(AssertionError, match="processes left running"):
+        result.check_exit()
+
+
+def _printed_names(result) -> set[str]:
+    text = result.stdout_text if result.bare else "".join(r.stdout for r in result.ranks)
+    return {line.removeprefix("env ") for line in text.splitlines() if line.startswith("env ")}
+
+
+@pytest.mark.parametrize("bare", [True, False], ids=["bare", "harness"])
+def test_a_job_gets_the_page_s_variables_and_nothing_from_the_test_s_shell(tmp_path, bare, monkeypatch):
+    monkeypatch.setenv("COURSE_SHOULD_NOT_LEAK", "1")  # as if exported in the developer's shell
+    shutil.copy(PLANTED / "print_env.py", tmp_path / "print_env.py")
+    line = parse_line("PAGE_VARIABLE=1 torchrun --standalone --nproc-per-node=2 print_env.py")
+    result = (run_bare if bare else run_job)(line, tmp_path, LIMIT_S)
+    result.check_exit()
+    names = _printed_names(result)
+    observation = set() if bare else set(OBSERVATION_ENV)
+    assert names - _TORCHRUN_SETS == {"PATH", "PAGE_VARIABLE"} | observation
+    assert set(result.env) == {"PATH"} | observation
+
+
+def test_a_variable_that_is_not_on_the_page_is_refused():
+    line = parse_line("torchrun --standalone --nproc-per-node=2 train.py")
+    check_page_env(line, {"PATH": "/usr/bin"}, observation=False)
+    check_page_env(line, {"PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": ""}, observation=False)
+    with pytest.raises(PageEnvironmentError, match=r"\['GLOO_SOCKET_IFNAME'\], which its page does not show"):
+        check_page_env(line, {"PATH": "/usr/bin", "GLOO_SOCKET_IFNAME": "lo"}, observation=False)
+    with pytest.raises(PageEnvironmentError):
+        check_page_env(line, {"PATH": "/usr/bin", "PYTHONPATH": "x"}, observation=False)  # harness only
+    check_page_env(parse_line("GLOO_SOCKET_IFNAME=lo torchrun x.py"), {"PATH": "/usr/bin", "GLOO_SOCKET_IFNAME": "lo"},
+                   observation=False)
+
+
+def test_every_program_s_launch_line_and_the_runner_s_environment_agree(tmp_path):
+    """For every program: the variables a job may get beyond PATH, device selection and
+    the harness's observation are exactly those its launch lines set or read."""
+    for program in sorted(SNIPPETS.glob("*/*.py")):
+        spec = read_spec(program)
+        for line in spec.lines:
+            env = {"PATH": "/usr/bin", **dict(line.env)}
+            check_page_env(line, env, observation=False)
+            check_page_env(line, {**env, **{name: "" for name in OBSERVATION_ENV}}, observation=True)
+            page = {name for name, _ in line.env} | line.variables
+            assert set(env) - {"PATH"} <= page, program
+            # nothing the harness or the hardware selection adds can hide in a launch line
+            assert not (OBSERVATION_ENV | HARDWARE_ENV) & {name for name, _ in line.env}, program
+
+
+def test_a_bare_folder_holds_the_program_and_its_local_imports_only(tmp_path):
+    folder = bare_folder(SNIPPETS / "ddp_basics" / "train.py", tmp_path / "bare")
+    assert sorted(p.name for p in folder.iterdir()) == ["train.py"]

@@ -146,8 +146,51 @@ def test_badges_in_every_language_and_a_one_byte_edit_fails_the_strict_build(pro
     strict = build(project, strict=True)
     assert strict.returncode != 0
     assert ("WARNING -  ddp-basics.md: snippet 'snippets/ddp_basics/train.py' changed since its last passing run; "
-            "run: .venv/bin/python -m pytest tests/snippets/test_ddp_basics.py") in strict.stderr
+            "run: .venv/bin/python -m pytest tests/snippets/test_ddp_basics/test_train.py") in strict.stderr
     build(project, strict=False)
     for language in LANGUAGES:
         badges = html(project, language, "ddp-basics").select("article a.course-badge")
         assert badges and all("course-badge--unverified" in b["class"] for b in badges), language
+
+
+UNVERIFIED = ("ddp-basics.md: snippet 'snippets/ddp_basics/train.py' changed since its last passing run; "
+              "run: .venv/bin/python -m pytest tests/snippets/test_ddp_basics/test_train.py")
+
+
+@pytest.mark.parametrize("flags", [("--strict",), ("-q", "--strict"), ("--strict", "--quiet")], ids=" ".join)
+def test_a_changed_program_fails_every_strict_build_quiet_or_not(project, flags):
+    program = project / "snippets" / "ddp_basics" / "train.py"
+    program.write_bytes(program.read_bytes() + b"\n")
+    proc = subprocess.run([*MKDOCS, "build", *flags], cwd=project, capture_output=True, text=True, env=MKDOCS_ENV)
+    assert proc.returncode != 0
+    assert UNVERIFIED in proc.stderr  # a quiet build still says why it refused
+
+
+def test_gh_deploy_strict_refuses_a_changed_program_before_pushing(project, tmp_path):
+    remote = tmp_path / "remote.git"
+    git = lambda *args, cwd=project: subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    git("init", "--bare", "-q", str(remote), cwd=tmp_path)
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "--allow-empty", "-m", "start")
+    git("remote", "add", "origin", str(remote))
+    program = project / "snippets" / "ddp_basics" / "train.py"
+    program.write_bytes(program.read_bytes() + b"\n")
+    proc = subprocess.run([*MKDOCS, "gh-deploy", "--strict", "-q", "--force"], cwd=project, capture_output=True,
+                          text=True, env={**MKDOCS_ENV, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                                          "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"})
+    assert proc.returncode != 0
+    assert UNVERIFIED in proc.stderr
+    branches = subprocess.run(["git", "branch", "--list"], cwd=remote, capture_output=True, text=True).stdout
+    assert "gh-pages" not in branches  # nothing was published
+
+
+def test_a_changed_program_shows_no_output_from_its_old_record(project):
+    build(project, strict=False)
+    before = html(project, "ru", "ddp-basics").select("article details.course-output")
+    assert len(before) == 1 and "epoch 2: loss" in before[0].get_text()
+    program = project / "snippets" / "ddp_basics" / "train.py"
+    program.write_bytes(program.read_bytes() + b"\n")
+    assert build(project, strict=True).returncode != 0
+    build(project, strict=False)
+    for language in LANGUAGES:
+        assert html(project, language, "ddp-basics").select("article details.course-output") == [], language

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import SNIPPETS, import_program, run_snippet
+from conftest import SNIPPETS, bare_run_test, import_program, run_snippet
 from coursekit.runspec import read_spec
 from torchjob import JobResult
 
@@ -91,3 +91,6 @@ def test_one_ddp_step_equals_one_step_on_the_union_of_the_batches(job):
         after = job.records[rank]["first_step"]["after"]
         for name, value in model.state_dict().items():
             torch.testing.assert_close(after[name], value, rtol=1e-5, atol=1e-6)
+
+
+test_bare_run = bare_run_test(PROGRAM, reference="job", stdout=(r"^epoch 2: loss ",))

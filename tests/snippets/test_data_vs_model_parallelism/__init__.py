@@ -1,0 +1,1 @@
+"""Tests of the programs of docs/data-vs-model-parallelism.md, one module per program."""

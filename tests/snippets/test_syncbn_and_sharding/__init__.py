@@ -1,0 +1,1 @@
+"""Tests of the programs of docs/syncbn-and-sharding.md, one module per program."""

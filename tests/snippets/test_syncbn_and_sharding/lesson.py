@@ -1,0 +1,54 @@
+"""What the tests of this lesson's programs share."""
+from __future__ import annotations
+
+from pathlib import Path
+import torch
+from torch import nn
+from conftest import SNIPPETS, run_snippet
+from torchjob import JobResult
+
+FOLDER = SNIPPETS / "syncbn_and_sharding"
+PLUGIN = "record_syncbn_and_sharding"
+TOL = dict(rtol=1e-4, atol=1e-5)
+BATCHNORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d"}
+
+
+def _run(program: Path, tmp_path_factory, pytestconfig) -> JobResult:
+    """Run a program's launch line in a fresh folder, with the recorder."""
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,))
+
+
+def _global_batches(job: JobResult, dataset, batch_size: int, epoch: int):
+    """The global batches of one epoch: step by step, every rank's batch in rank order."""
+    shares = [dict(job.records[r]["sampler_epochs"])[epoch] for r in range(job.world_size)]
+    steps = -(-len(shares[0]) // batch_size)
+    for step in range(steps):
+        indices = [i for share in shares for i in share[step * batch_size:(step + 1) * batch_size]]
+        yield dataset[indices]
+
+
+def _adam_in_one_process(program, job: JobResult) -> tuple[nn.Module, torch.optim.Optimizer, dict[str, torch.Tensor]]:
+    """A program's training redone in one process on the job's global batches with plain
+    Adam (the program's make_model, make_dataset, LR, EPOCHS, BATCH_SIZE); returns the
+    model, its optimizer and a copy of the initial state."""
+    torch.manual_seed(0)
+    model = program.make_model()
+    initial = {k: v.clone() for k, v in model.state_dict().items()}
+    optimizer = torch.optim.Adam(model.parameters(), lr=program.LR)
+    dataset = program.make_dataset()
+    for epoch in range(program.EPOCHS):
+        for x, y in _global_batches(job, dataset, program.BATCH_SIZE, epoch):
+            optimizer.zero_grad()
+            nn.MSELoss()(model(x), y).backward()
+            optimizer.step()
+    return model, optimizer, initial
+
+
+def _files_saved(job: JobResult, rank: int) -> list[str]:
+    """The files a rank wrote with torch.save (collectives that send Python objects, such
+    as ZeroRedundancyOptimizer.consolidate_state_dict, torch.save into memory buffers)."""
+    return [f for f in job.records[rank]["saves"] if not f.startswith("<")]
+
+
+def _bn_buffers(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {k: v for k, v in state.items() if k.endswith(("running_mean", "running_var"))}

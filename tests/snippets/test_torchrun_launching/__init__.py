@@ -1,0 +1,1 @@
+"""Tests of the programs of docs/torchrun-launching.md, one module per program."""

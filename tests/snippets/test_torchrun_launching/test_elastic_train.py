@@ -1,0 +1,148 @@
+"""snippets/torchrun_launching/elastic_train.py, run exactly as docs/torchrun-launching.md says.
+
+The page's line twice: once with one worker killed in the middle of training (torchrun
+must restart the workers and they must carry on from the last checkpoint), once left
+alone as the reference. The kill is what the page asks the reader to try; nothing else
+is done to the job.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+import pytest
+import torch
+
+from conftest import SNIPPETS, bare_run_test, copy_snippet, import_program
+from coursekit.runspec import read_spec, torchrun_shape
+from torchjob import finish, launch, pids_alive, run_job
+from verification_plugin import effective_line, hardware_env
+
+PROGRAM = SNIPPETS / "torchrun_launching" / "elastic_train.py"
+SPEC = read_spec(PROGRAM)
+elastic = import_program(PROGRAM)
+KILL_AFTER_EPOCH = 1  # kill a worker once this epoch's checkpoint is saved
+_EPOCH_LINE = re.compile(r"^epoch (?P<epoch>\d+): loss (?P<loss>[\d.]+), checkpoint saved$", re.M)
+_START_LINE = re.compile(r"^restart (?P<restart>\d+): starting at epoch (?P<epoch>\d+) of (?P<epochs>\d+)$", re.M)
+
+pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/elastic_train.py")]
+
+
+def _saved_epochs(stdout: str) -> list[int]:
+    return [int(m["epoch"]) for m in _EPOCH_LINE.finditer(stdout)]
+
+
+@pytest.fixture(scope="module")
+def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
+    """The page's command twice: once with a worker killed mid-training, once left alone."""
+    line = effective_line(SPEC, pytestconfig)
+    nproc, nnodes = torchrun_shape(line.argv)
+    assert "--max-restarts=1" in line.argv
+    hardware = hardware_env(nproc)[0]
+    limit = SPEC.time_limit_s
+    victim_rank = nproc * nnodes - 1
+
+    cwd = copy_snippet(PROGRAM, tmp_path_factory.mktemp("elastic")).parent
+    started = time.monotonic()
+    job = launch(line, cwd, hardware=hardware)
+    victim = None
+    while job.popen.poll() is None and time.monotonic() - started < limit:
+        log = next(job.job_dir.glob("logs/*/attempt_0/0/stdout.log"), None)
+        if log is not None and KILL_AFTER_EPOCH in _saved_epochs(log.read_text()):
+            victim = int((job.job_dir / "harness" / f"pid-{victim_rank}-0").read_text())
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it had already finished: test_the_kill_landed_in_the_middle_of_training says so
+            break
+        time.sleep(0.02)
+    interrupted = finish(job, limit, started)
+    interrupted.world_size = nproc * nnodes
+    assert victim is not None, f"training never reached epoch {KILL_AFTER_EPOCH}\n{interrupted.report()}"
+    interrupted.check(interrupted.world_size)
+
+    reference = run_job(line, copy_snippet(PROGRAM, tmp_path_factory.mktemp("uninterrupted")).parent, limit,
+                        hardware=hardware)
+    reference.world_size = nproc * nnodes
+    reference.check(reference.world_size)
+    return {"interrupted": interrupted, "reference": reference, "victim": victim, "victim_rank": victim_rank}
+
+
+@pytest.fixture(scope="module")
+def reference_run(elastic_runs):
+    """The uninterrupted run: the verified run whose output the page shows."""
+    return elastic_runs["reference"]
+
+
+def test_the_page_sets_what_restarts_need(elastic_runs):
+    # torch 2.13 shares the agent's rendezvous store with the workers; restarted gloo
+    # workers can then meet the previous attempt's addresses (shared/TORCH-FACTS.md)
+    assert ("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1") in SPEC.lines[0].env
+    assert elastic_runs["interrupted"].env["PATH"]  # and the job ran with the page's line alone
+
+
+def test_the_kill_landed_in_the_middle_of_training(elastic_runs):
+    saved = _saved_epochs(elastic_runs["interrupted"].stdout(0, attempt=0))
+    assert saved and saved[-1] >= KILL_AFTER_EPOCH
+    assert saved[-1] < elastic.EPOCHS - 1, "the first attempt finished before the kill: nothing was interrupted"
+
+
+def test_torchrun_restarted_every_worker_once(elastic_runs):
+    job = elastic_runs["interrupted"]
+    n = job.world_size
+    attempts = sorted({(r.attempt, r.local_rank) for r in job.ranks})
+    assert attempts == [(a, lr) for a in (0, 1) for lr in range(n)]  # attempt_0/ and attempt_1/ logs
+    pid_dir = job.job_dir / "harness"
+    first = {r: int((pid_dir / f"pid-{r}-0").read_text()) for r in range(n)}
+    second = {r: int((pid_dir / f"pid-{r}-1").read_text()) for r in range(n)}
+    assert first[elastic_runs["victim_rank"]] == elastic_runs["victim"]
+    assert set(first.values()).isdisjoint(second.values())  # new processes, all of them
+    assert pids_alive(list(first.values()) + list(second.values())) == []
+    for rank in range(n):
+        assert job.records[rank]["restart"] == 1  # TORCHELASTIC_RESTART_COUNT in the new workers
+    start = _START_LINE.search(job.stdout(0, attempt=1))
+    assert start and start["restart"] == "1"
+
+
+def test_training_resumed_from_the_last_checkpoint(elastic_runs):
+    job = elastic_runs["interrupted"]
+    before = _saved_epochs(job.stdout(0, attempt=0))
+    after = _saved_epochs(job.stdout(0, attempt=1))
+    last = before[-1]
+    assert before == list(range(last + 1))
+    start = _START_LINE.search(job.stdout(0, attempt=1))
+    assert int(start["epoch"]) == last + 1
+    # no epoch lost, none repeated past the checkpoint: on every rank, the restarted
+    # workers iterated exactly the epochs after it, once each
+    assert after == list(range(last + 1, elastic.EPOCHS))
+    for rank in range(job.world_size):
+        epochs = [epoch for epoch, _ in job.records[rank]["sampler_epochs"]]
+        assert epochs == list(range(last + 1, elastic.EPOCHS)), f"rank {rank}"
+
+
+def test_the_resumed_run_follows_the_uninterrupted_one(elastic_runs):
+    job, reference = elastic_runs["interrupted"], elastic_runs["reference"]
+    losses = lambda stdout: [(m["epoch"], m["loss"]) for m in _EPOCH_LINE.finditer(stdout)]
+    resumed = losses(job.stdout(0, attempt=0)) + losses(job.stdout(0, attempt=1))
+    assert resumed == losses(reference.stdout(0))
+    assert len(resumed) == elastic.EPOCHS
+
+
+def test_final_parameters_equal_an_uninterrupted_run(elastic_runs):
+    job, reference = elastic_runs["interrupted"], elastic_runs["reference"]
+    expected = reference.records[0]["final_state"]
+    for rank in range(job.world_size):
+        state = job.records[rank]["final_state"]
+        assert state.keys() == expected.keys()
+        for name in expected:
+            assert torch.equal(state[name], expected[name]), f"rank {rank}: {name}"
+    checkpoint = torch.load(job.workdir / elastic.CHECKPOINT, weights_only=True)
+    assert checkpoint["epoch"] == elastic.EPOCHS - 1
+    for name in expected:
+        assert torch.equal(checkpoint["model"][name], expected[name]), name
+
+
+test_bare_run = bare_run_test(PROGRAM, reference="reference_run",
+                              stdout=(r"^restart 0: starting at epoch 0 of \d+$", r"^epoch \d+: loss [\d.]+, checkpoint saved$"))

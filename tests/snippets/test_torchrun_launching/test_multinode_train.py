@@ -1,0 +1,87 @@
+"""snippets/torchrun_launching/multinode_train.py, run exactly as docs/torchrun-launching.md says.
+
+The page's line in two "terminals" of this machine: two torchrun agents, each in its own
+copy of the folder as on separate machines, meeting at the c10d rendezvous of the line's
+defaults (127.0.0.1:29400). No variable is set that the page does not show.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from conftest import SNIPPETS, bare_run_test, copy_snippet
+from coursekit.runspec import read_spec, torchrun_shape
+from torchjob import JobResult, run_nodes
+from verification_plugin import effective_line, hardware_env
+
+PROGRAM = SNIPPETS / "torchrun_launching" / "multinode_train.py"
+SPEC = read_spec(PROGRAM)
+_WHOAMI = re.compile(r"^node (?P<node>\d+), local rank (?P<local>\d+): rank (?P<rank>\d+) of (?P<size>\d+) on ", re.M)
+
+pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/multinode_train.py")]
+
+
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory, pytestconfig) -> list[JobResult]:
+    """The page's line on each of two 'nodes' of this machine."""
+    line = effective_line(SPEC, pytestconfig)
+    nproc, nnodes = torchrun_shape(line.argv)
+    assert nnodes == 2
+    assert "--rdzv-backend=c10d" in line.argv
+    cwds = [copy_snippet(PROGRAM, tmp_path_factory.mktemp(f"node{i}")).parent for i in range(nnodes)]
+    results = run_nodes(line, cwds, SPEC.time_limit_s, hardware=hardware_env(nproc, nnodes))
+    for result in results:
+        result.world_size = nproc * nnodes
+        result.check_exit()
+    return results
+
+
+def test_world_size_is_every_process_of_every_node(nodes):
+    world_size = sum(len(node.ranks) for node in nodes)
+    assert world_size == 4 == nodes[0].world_size
+    for node in nodes:
+        for rank, rec in node.records.items():
+            assert rec["world_size"] == world_size
+            assert rec["destroyed"], f"rank {rank} never reached destroy_process_group"
+
+
+def test_global_ranks_are_each_taken_once(nodes):
+    per_node = [sorted(node.records) for node in nodes]
+    assert all(len(ranks) == 2 for ranks in per_node)
+    assert sorted(r for ranks in per_node for r in ranks) == [0, 1, 2, 3]
+    printed = sorted(int(m["rank"]) for node in nodes for log in node.ranks for m in _WHOAMI.finditer(log.stdout))
+    assert printed == [0, 1, 2, 3]
+
+
+def test_local_ranks_start_at_zero_on_each_node(nodes):
+    for node in nodes:
+        assert sorted(rec["local_rank"] for rec in node.records.values()) == [0, 1]
+
+
+def test_each_node_gets_its_node_rank_and_a_block_of_global_ranks(nodes):
+    seen = set()
+    for node in nodes:
+        lines = [m for log in node.ranks for m in _WHOAMI.finditer(log.stdout)]
+        assert len(lines) == 2
+        (group,) = {int(m["node"]) for m in lines}  # one node rank per agent
+        seen.add(group)
+        for m in lines:
+            assert int(m["rank"]) == group * 2 + int(m["local"])
+            assert int(m["size"]) == 4
+    assert seen == {0, 1}
+
+
+def test_all_four_ranks_end_with_identical_parameters(nodes):
+    states = [rec["final_state"] for node in nodes for rec in node.records.values()]
+    assert len(states) == 4 and states[0] is not None
+    for other in states[1:]:
+        assert states[0].keys() == other.keys()
+        for name in states[0]:
+            assert torch.equal(states[0][name], other[name]), name
+    before = nodes[0].records[min(nodes[0].records)]["first_step"]["before"]
+    assert any(not torch.equal(before[n], states[0][n]) for n in before)  # it trained
+
+
+test_bare_run = bare_run_test(PROGRAM, reference="nodes", stdout=(r"^node [01], local rank [01]: rank 3 of 4 on ", r"^epoch 1: loss "))
