@@ -168,7 +168,8 @@ def test_language_switch_keeps_page_and_section(server, page, language):
 
 def test_copy_button_copies_exactly_the_snippet_section(server, page):
     page.goto(_url(server, "ja", LESSON))
-    block = page.locator("article div.highlight").nth(1)
+    # the first program section (the launch line comes before it, then its collapsed output)
+    block = page.locator("article div.language-py.highlight").first
     block.hover()
     block.locator("button.md-code__button[data-md-type=copy]").click()
     copied = page.evaluate("navigator.clipboard.readText()")
