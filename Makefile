@@ -27,8 +27,12 @@ site: $(VENV)/.site-deps
 
 # Preview: not strict, so an outdated catalog or an edited snippet shows (with its
 # notice or badge) instead of stopping the server; served at the root of 127.0.0.1:8000.
+# make serve-sv (any language code): only English and Swedish, each rebuild faster.
 serve: $(VENV)/.site-deps
-	SITE_URL=http://127.0.0.1:8000/ $(BIN)/mkdocs serve
+	$(BIN)/course serve
+
+serve-%: $(VENV)/.site-deps
+	$(BIN)/course serve --lang $*
 
 # Debian's gettext, Chromium, Slurm and munge for the tests, where missing and installable
 # (root and apt-get); elsewhere the tests that need them say so and are skipped.

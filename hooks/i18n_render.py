@@ -16,7 +16,7 @@ from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import check_of, interface_of, language_of, project_of
 from coursekit.check import page_warnings, refused_messages, translation_warnings
-from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
+from coursekit.interface import MADE_WITH, NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, PERMALINK
 from coursekit.notice import with_notice
 from coursekit.render import render
 from coursekit.status_page import STATUS_PAGE_URI, status_markdown
@@ -25,7 +25,8 @@ log = logging.getLogger("mkdocs.hooks.i18n_render")
 
 @event_priority(-110)  # after mkdocs-static-i18n has set up the language's config
 def on_config(config):
-    """Translate site name and description for the language being built."""
+    """Translate site name and description, the heading permalinks' tooltip and the
+    footer's credit line for the language being built."""
     language, default = language_of(config)
     project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
     table = {}
@@ -42,8 +43,21 @@ def on_config(config):
         "not_found_title": ui.text(NOT_FOUND_TITLE),
         "not_found_text": ui.text(NOT_FOUND_TEXT),
         "not_found_home": ui.text(NOT_FOUND_HOME),
+        "made_with": _around(ui.text(MADE_WITH, generator=_LINK), MADE_WITH.msgid % {"generator": _LINK}),
     }
+    toc = config.mdx_configs.get("toc")
+    if toc is not None and toc.get("permalink"):  # Python-Markdown's toc writes it as the title
+        toc["permalink_title"] = ui.text(PERMALINK)
     return config
+
+
+_LINK = "\x00"  # where the footer template puts the link
+
+
+def _around(text: str, english: str) -> list[str]:
+    """The text before and after the link, for docs/overrides/partials/copyright.html."""
+    before, found, after = text.partition(_LINK)
+    return [before, after] if found else english.split(_LINK, 1)
 
 
 def on_pre_build(config):

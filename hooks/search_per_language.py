@@ -7,7 +7,11 @@ built, this hook splits that index into ``<lang>/search/search_index.json`` file
 with the ``lang``, ``pipeline`` and ``separator`` Material defines for the language in
 ``partials/languages/<lang>.html`` (Japanese: TinySegmenter). Each page's Material
 ``__config`` then points ``base`` at its language root, where Material's search looks
-for ``search/search_index.json``.
+for ``search/search_index.json``; the 404 pages of each language too.
+
+Every page's search runs in ``assets/javascripts/workers/course-search.js`` (in docs/), a
+wrapper around Material's worker that cuts Japanese queries as the Japanese text is cut
+and lower-cases Turkish the Turkish way; the file says why and how.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from coursekit.build_context import i18n_plugin, language_of
 log = logging.getLogger("mkdocs.hooks.search_per_language")
 _CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)
 _KEYS = ("search.config.lang", "search.config.pipeline", "search.config.separator")
+_WORKER = "course-search.js"  # docs/assets/javascripts/workers/, beside Material's worker
 
 
 def _language_search_config(env, language: str) -> dict:
@@ -33,20 +38,35 @@ def _language_search_config(env, language: str) -> dict:
     return {"lang": [lang], "pipeline": [p for p in pipeline.split(",") if p], "separator": separator}
 
 
-@event_priority(-200)
-def on_post_page(output, page, config):
-    """Point Material's ``__config.base`` at the language root of a translated page."""
-    language, default = language_of(config)
-    if language == default:
-        return output
+def _rewrite_config(output: str, language: str, default: str) -> str:
+    """Material's ``__config``: ``base`` at the language root of a translated page, and
+    the search worker replaced by the course's wrapper around it."""
 
-    def rebase(match: re.Match) -> str:
+    def rewrite(match: re.Match) -> str:
         data = json.loads(match.group(2))
-        base = data["base"].rstrip("/")
-        data["base"] = f"{base}/{language}/" if base not in ("", ".") else f"{language}/"  # trailing slash: a folder
+        if language != default:
+            base = data["base"].rstrip("/")
+            data["base"] = f"{base}/{language}/" if base not in ("", ".") else f"{language}/"  # trailing slash: a folder
+        folder, _, material = data["search"].rpartition("/")
+        if not material.startswith(_WORKER):
+            data["search"] = f"{folder}/{_WORKER}?worker={material}" if folder else f"{_WORKER}?worker={material}"
         return match.group(1) + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + match.group(3)
 
-    return _CONFIG_SCRIPT.sub(rebase, output, count=1)
+    return _CONFIG_SCRIPT.sub(rewrite, output, count=1)
+
+
+@event_priority(-200)
+def on_post_page(output, page, config):
+    """Point a page's search at its language's index and at the course's search worker."""
+    return _rewrite_config(output, *language_of(config))
+
+
+@event_priority(-200)
+def on_post_template(output_content, template_name, config):
+    """The same for the theme's static pages (the 404 page of each language)."""
+    if not template_name.endswith(".html"):
+        return output_content
+    return _rewrite_config(output_content, *language_of(config))
 
 
 @event_priority(-200)  # after mkdocs-static-i18n has written the merged index

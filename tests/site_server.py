@@ -20,43 +20,61 @@ from coursekit.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MKDOCS = [sys.executable, "-m", "mkdocs"]
-MKDOCS_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # without Material's end-of-life banner
+# Test builds: without Material's end-of-life banner, and without the caller's SITE_URL
+# (a build is for a host only when a test says so).
+MKDOCS_ENV = {**{k: v for k, v in os.environ.items() if k != "SITE_URL"}, "NO_MKDOCS_2_WARNING": "1"}
 COMPRESSIBLE = (".html", ".css", ".js", ".json", ".xml", ".svg")
 
 
 class _StaticHandler(http.server.SimpleHTTPRequestHandler):
     """Static files, quietly; gzip-compressed when ``gzip`` is set and the client accepts
-    it (Python's http.server alone never compresses, unlike real hosting)."""
+    it (Python's http.server alone never compresses, unlike real hosting). A missing
+    address gets the nearest ``404.html`` above it, with status 404, as README.md's
+    "Deploying" tells a host to do (``/ru/…`` gets ``ru/404.html``)."""
 
     gzip = False
 
     def log_message(self, *args):
         pass
 
-    def send_head(self):
-        path = Path(self.translate_path(self.path))
-        if path.is_dir():
-            path = path / "index.html"
-        if (not self.gzip or "gzip" not in self.headers.get("Accept-Encoding", "")
-                or path.suffix not in COMPRESSIBLE or not path.is_file()):
-            return super().send_head()
-        body = gzip_module.compress(path.read_bytes())
-        self.send_response(200)
-        self.send_header("Content-Type", self.guess_type(str(path)))
-        self.send_header("Content-Encoding", "gzip")
+    def send_error(self, code, message=None, explain=None):
+        page = self._not_found_page() if code == 404 else None
+        if page is None:
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        return io.BytesIO(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _not_found_page(self) -> Path | None:
+        root = Path(self.directory).resolve()
+        folder = Path(self.translate_path(self.path)).resolve()
+        while folder == root or root in folder.parents:
+            if (folder / "404.html").is_file():
+                return folder / "404.html"
+            folder = folder.parent
+        return None
 
 
 @contextlib.contextmanager
-def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, config: Path | None = None) -> Iterator[str]:
-    """Build the site with ``mkdocs build --strict`` for ``http://127.0.0.1:PORT<sub_path>``
-    into ``root`` + ``sub_path`` and serve ``root`` on that free port until the block ends.
-    ``config`` is the mkdocs.yml to build (default: the project's).
+def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_site_url: bool = True,
+                     config: Path | None = None) -> Iterator[str]:
+    """Build the site with ``mkdocs build --strict`` into ``root`` + ``sub_path`` and serve
+    ``root`` on a free port of 127.0.0.1 until the block ends.
+
+    Args:
+        root: the folder to serve; the site goes into its ``sub_path`` folder.
+        sub_path: where the site lives on the server, ``/`` or ``/course/``.
+        gzip: compress responses, as real hosting does.
+        with_site_url: build for ``SITE_URL=http://127.0.0.1:PORT<sub_path>``; if false,
+            the default build (no ``SITE_URL``), which must work at any address.
+        config: the mkdocs.yml to build (default: the project's).
 
     Yields:
-        The site's URL (``SITE_URL`` of the build), ending in ``/``.
+        The site's URL, ending in ``/``.
 
     Raises:
         AssertionError: the build failed; the message is its stderr.
@@ -64,8 +82,9 @@ def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, config
     port = free_port()
     site_url = f"http://127.0.0.1:{port}{sub_path}"
     config = config or ROOT / "mkdocs.yml"
+    env = {**MKDOCS_ENV, "SITE_URL": site_url} if with_site_url else MKDOCS_ENV
     proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(config), "--site-dir", str(root / sub_path.strip("/"))],
-                          cwd=config.parent, env={**MKDOCS_ENV, "SITE_URL": site_url}, capture_output=True, text=True)
+                          cwd=config.parent, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     handler = type("Handler", (_StaticHandler,), {"gzip": gzip})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))

@@ -7,6 +7,8 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   and the cost of :func:`coursekit.render.render` per page;
 * reload: from saving a page, a catalog or a snippet to the rebuilt page being served by
   ``mkdocs serve``;
+* preview: the same for a translator's catalog edit, under the five-language preview and
+  under the one-language one (``course serve --lang sv``), at 1x and 50x the pages;
 * scale: the course replicated to 10x and 50x its pages (generated in a temporary
   folder): seconds per page and peak memory against the page count;
 * fuzz-segment: the segmenter's differential fuzzer on 20,000 random pages (not a
@@ -219,13 +221,14 @@ def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True
     raise TimeoutError(f"{url} did not show {marker!r} within {timeout} s")
 
 
-def _serve(project: Path) -> tuple[subprocess.Popen, int]:
+def _serve(project: Path, env: dict | None = None, ready: str = "ru/ddp-basics/", timeout: float = 120) -> tuple[subprocess.Popen, int]:
+    """``mkdocs serve`` of a project on a free port, once ``ready`` is served."""
     port = free_port()
-    env = {**ENV, "SITE_URL": f"http://127.0.0.1:{port}/"}
+    env = {**ENV, "SITE_URL": f"http://127.0.0.1:{port}/", **(env or {})}
     cmd = [PYTHON, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"]
     server = subprocess.Popen(cmd, cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
-    _wait_for(f"http://127.0.0.1:{port}/ru/ddp-basics/", None, 120)
+    _wait_for(f"http://127.0.0.1:{port}/{ready}", None, timeout)
     return server, port
 
 
@@ -265,6 +268,51 @@ def bench_reload(project: Path, repeat: int) -> dict:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
     return {kind: _stat(samples) for kind, samples in results.items()} | {"aim_s": 2.0}
+
+
+def bench_preview(root: Path, repeat: int, factors: tuple[int, ...] = (1, 50), language: str = "sv") -> dict:
+    """Seconds from saving a catalog of one language to its rebuilt page under ``mkdocs
+    serve``: every language built (``course serve``) against English and that language
+    only (``course serve --lang``, through ``COURSE_PREVIEW_LANGUAGES``), with the course
+    replicated to each factor of its pages (as in the scale part).
+
+    Each sample is one rebuild: the edit changes the marker the previous one planted.
+
+    Returns:
+        ``{"language": ..., "rows": [{"factor", "pages", "built", "catalog_s"}, ...]}``;
+        ``pages`` per language, ``built`` the languages each rebuild builds.
+    """
+    rows = []
+    for factor in factors:
+        with tempfile.TemporaryDirectory(prefix="course-bench-") as tmp:
+            project = _copy_project(root, Path(tmp))
+            pages = _replicate(project, factor)
+            everything = 1 + len(Project.load(project / "mkdocs.yml").languages)
+            catalog = project / "i18n" / language / "ddp-basics.po"
+            original = catalog.read_text(encoding="utf-8")
+            anchor = re.search(r'msgid "Recap"\nmsgstr "([^"]+)"', original)
+            if anchor is None:
+                raise RuntimeError(f"bench: no translated 'Recap' heading in {catalog} to edit")
+            url = f"{language}/ddp-basics/"
+            limit = 300 + 10.0 * pages  # a 50x rebuild of five languages: about a minute on an idle machine
+            for built, env in ((everything, {}), (2, {"COURSE_PREVIEW_LANGUAGES": language})):
+                server, port = _serve(project, env, url, limit)
+                samples = []
+                try:
+                    for n in range(repeat):
+                        marker = f"benchmark{n}x{time.time_ns() % 100000}"
+                        edited = original[:anchor.end(1)] + f" {marker}" + original[anchor.end(1):]
+                        time.sleep(0.5)  # let the watcher settle after the previous rebuild
+                        saved = time.perf_counter()
+                        catalog.write_text(edited, encoding="utf-8")
+                        samples.append(_wait_for(f"http://127.0.0.1:{port}/{url}", marker, limit) - saved)
+                finally:
+                    catalog.write_text(original, encoding="utf-8")
+                    os.killpg(server.pid, signal.SIGTERM)
+                    server.wait(timeout=30)
+                rows.append({"factor": factor, "pages": pages, "built": built, "catalog_s": _stat(samples)})
+                print(f"preview x{factor}, {built} languages built: catalog reload {samples} s", flush=True)
+    return {"language": language, "rows": rows}
 
 
 def _replicate(project: Path, factor: int) -> int:
@@ -393,6 +441,14 @@ def _table(results: dict) -> str:
     if rl:
         for kind in ("docs page", "catalog", "snippet"):
             rows.append((f"reload after editing a {kind} (s)", f"{rl[kind]['min']:.2f}", f"{rl[kind]['median']:.2f}", f"aim < {rl['aim_s']}"))
+    pv = results.get("preview")
+    if pv:
+        full = {row["factor"]: row["catalog_s"]["median"] for row in pv["rows"] if row["built"] > 2}
+        for row in pv["rows"]:
+            who = f"en + {pv['language']}" if row["built"] == 2 else f"all {row['built']} languages"
+            note = "" if row["built"] > 2 else f"x{row['catalog_s']['median'] / full[row['factor']]:.2f} of all languages"
+            rows.append((f"preview x{row['factor']} ({row['pages']} pages), {who}: reload after a catalog edit (s)",
+                         f"{row['catalog_s']['min']:.2f}", f"{row['catalog_s']['median']:.2f}", note))
     sc = results.get("scale")
     if sc:
         for row in sc["rows"]:
@@ -443,15 +499,16 @@ def _table(results: dict) -> str:
 
 def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, factors: tuple[int, ...] = (1, 10, 50),
               fuzz_translations: int = 100_000) -> dict:
-    """Run the chosen parts (build, render, check, reload, scale, snippets, flakes, fuzz,
-    fuzz-segment); print and save the table.
+    """Run the chosen parts (build, render, check, reload, preview, scale, snippets, flakes,
+    fuzz, fuzz-segment); print and save the table.
 
     Args:
         root: the project root.
         parts: which measurements to run.
         repeat: runs per figure for the quick figures (slow ones run once per setting).
         json_path: where the JSON result goes.
-        factors: page multipliers for the scale part.
+        factors: page multipliers for the scale part; the preview part measures the
+            smallest and the largest.
         fuzz_translations: mutated translations the fuzz part tries at least.
 
     Returns:
@@ -468,6 +525,8 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
             results["check"] = bench_check(project, repeat)
         if "reload" in parts:
             results["reload"] = bench_reload(project, repeat)
+    if "preview" in parts:
+        results["preview"] = bench_preview(root, repeat, tuple(sorted({min(factors), max(factors)})))
     if "scale" in parts:
         results["scale"] = bench_scale(root, factors)
     if "snippets" in parts:

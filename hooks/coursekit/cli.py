@@ -86,11 +86,24 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 1 if found else 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
+    project = Project.load(args.config)
+    languages = _languages(project, args)
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    if languages:  # read by hooks/preview_languages.py
+        env["COURSE_PREVIEW_LANGUAGES"] = ",".join(languages)
+    command = [sys.executable, "-m", "mkdocs", "serve", "--config-file", str(args.config), "--dev-addr", args.dev_addr]
+    os.execve(sys.executable, command, env)  # mkdocs serve takes over: Ctrl-C and exit status are its own
+    return 0  # not reached
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from .bench import run_bench  # needs the test extra (torch, pytest); imported on demand
 
     project = Project.load(args.config)
-    parts = tuple(args.only) if args.only else ("build", "render", "check", "reload", "scale", "snippets", "flakes")
+    parts = tuple(args.only) if args.only else ("build", "render", "check", "reload", "preview", "scale", "snippets", "flakes")
     run_bench(project.root, parts, args.repeat, args.json, tuple(args.factors), args.fuzz_translations)
     return 0
 
@@ -120,17 +133,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--msgfmt", action="store_true", help="also run GNU 'msgfmt --check' on each catalog")
     p.set_defaults(func=_cmd_check)
 
+    p = sub.add_parser("serve", help="preview the site while you write or translate (mkdocs serve)",
+                       description="Run mkdocs serve: rebuild and reload the browser after each save of a page, "
+                                   "catalog or snippet. With --lang, only English and that language are built, "
+                                   "so a rebuild takes about two fifths of the time; the language selector then "
+                                   "offers only those.")
+    p.add_argument("--lang", action="append", metavar="LOCALE", help="build only English and this language (repeatable)")
+    p.add_argument("-a", "--dev-addr", default="127.0.0.1:8000", metavar="IP:PORT",
+                   help="where to serve (default: %(default)s)")
+    p.set_defaults(func=_cmd_serve)
+
     p = sub.add_parser("bench", help="measure build, reload, scale and snippet-suite costs against their floors",
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
-                                   "mkdocs serve, time per page at 10x and 50x the pages, the snippet suite cold, "
-                                   "warm and in -n lanes against a serial floor of bare torchrun jobs, the safety "
+                                   "mkdocs serve, the same for a catalog edit under the one-language preview "
+                                   "(course serve --lang) at 1x and 50x the pages, time per page at 10x and 50x the "
+                                   "pages, the snippet suite cold, warm and in -n lanes against a serial floor of bare torchrun jobs, the safety "
                                    "check per message, and each program's flake rate over ten bare runs of its page's "
                                    "launch line; with --only fuzz, the safety check's fuzz property over "
                                    "--fuzz-translations mutated translations, and with --only fuzz-segment, the "
                                    "segmenter's differential fuzzer on 20,000 random pages (neither is part of the "
                                    "default run: about half an hour each).")
-    p.add_argument("--only", action="append", choices=("build", "render", "check", "reload", "scale", "snippets", "flakes", "fuzz",
+    p.add_argument("--only", action="append", choices=("build", "render", "check", "reload", "preview", "scale", "snippets", "flakes", "fuzz",
                                                          "fuzz-segment"),
                    help="run only this part (repeatable)")
     p.add_argument("--fuzz-translations", type=int, default=100_000, metavar="N",

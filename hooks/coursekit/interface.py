@@ -100,13 +100,16 @@ NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, 
 NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page", kind="plain text")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does",
                    kind="table cell")
+PERMALINK = UIString("Permanent link", "tooltip of the ¶ link after every heading: the address of that section", kind="plain text")
+MADE_WITH = UIString("Made with %(generator)s", "footer of every page; %(generator)s is the link 'Material for MkDocs' (a name, kept in English)",
+                     kind="plain text")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, BACKEND_ON_GPUS, ON_SLURM,
            ALSO_VERIFIED, ALSO_BARE, NCCL_AWAITING, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_NO_CATALOG, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
-           QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)
+           QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME, PERMALINK, MADE_WITH)
 
 
 _by_catalog: dict[tuple[int, frozenset], tuple[object, "Interface"]] = {}

@@ -1,14 +1,15 @@
-"""Lighthouse scores of each language's home page and one lesson (run on demand, not a test).
+"""Lighthouse scores of each language's home page and lessons (run on demand, not a test).
 
 Usage (after ``make test``'s set-up, with Debian's chromium and Node.js)::
 
     npm install --prefix .cache/lighthouse lighthouse@12.8.2   # newest that runs on Node 20
-    .venv/bin/python tests/browser/lighthouse_audit.py [--runs 3] [--json lighthouse.json]
+    .venv/bin/python tests/browser/lighthouse_audit.py [--runs 3] [--build both] [--json lighthouse.json]
 
-It builds the site for ``http://127.0.0.1:PORT/``, serves it gzip-compressed as real
-hosting does (``shared/BROWSER-FACTS.md``: Python's http.server alone does not compress),
-runs Lighthouse's default (mobile) audit with Debian's Chromium, and prints the median
-score of each category per page over ``--runs`` runs.
+It builds the site twice, as ``make site`` does (no ``SITE_URL``) and for its address
+(``SITE_URL``), serves each under a sub-path (``/course/``) gzip-compressed as real
+hosting does (``shared/BROWSER-FACTS.md``: Python's http.server alone does not
+compress), runs Lighthouse's default (mobile) audit with Debian's Chromium, and prints
+the median score of each category per build and page over ``--runs`` runs.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from site_server import serve_built_site  # noqa: E402
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --disable-sync --no-first-run")
+BUILDS = {"default": False, "hosted": True}  # build name: built with SITE_URL?
 
 
 def _lighthouse() -> list[str]:
@@ -43,33 +45,51 @@ def _lighthouse() -> list[str]:
     raise SystemExit("lighthouse not found; run: npm install --prefix .cache/lighthouse lighthouse@12.8.2")
 
 
+def _pages(project: Project) -> list[str]:
+    """The home page and every lesson (a page that includes code from snippets/), as
+    paths under a language root."""
+    lessons = [p.with_suffix("").as_posix() + "/" for p in project.pages()
+               if "--8<--" in (project.docs_dir / p).read_text(encoding="utf-8")]
+    return ["", *lessons]
+
+
+def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
+    """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's."""
+    scores = []
+    for n in range(runs):
+        report_path = out / f"report-{n}.json"
+        subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
+                        "--output=json", f"--output-path={report_path}", "--quiet"],
+                       env={**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}, check=True)
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES})
+    return {c: statistics.median(r[c] for r in scores) for c in CATEGORIES} | {"runs": scores}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per page; the median is reported")
+    parser.add_argument("--build", choices=(*BUILDS, "both"), default="both",
+                        help="default: no SITE_URL, as make site; hosted: SITE_URL set to the served address")
+    parser.add_argument("--sub-path", default="/course/", help="where the site is served (default: %(default)s)")
     parser.add_argument("--json", type=Path, default=Path("lighthouse.json"), help="where to write all scores")
     args = parser.parse_args(argv)
     lighthouse = _lighthouse()
-    with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
-            serve_built_site(Path(tmp) / "site", "/", gzip=True) as base:
-        pages = []
-        project = Project.load(ROOT / "mkdocs.yml")
-        for lang in ("", *(f"{code}/" for code in project.languages)):
-            pages += [f"{base}{lang}", f"{base}{lang}ddp-basics/"]
-        results = {}
-        for url in pages:
-            runs = []
-            for n in range(args.runs):
-                out = Path(tmp) / f"report-{len(results)}-{n}.json"
-                subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
-                                "--output=json", f"--output-path={out}", "--quiet"],
-                               env={**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}, check=True)
-                report = json.loads(out.read_text(encoding="utf-8"))
-                runs.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES})
-            results[url.removeprefix(base) or "/"] = {c: statistics.median(r[c] for r in runs) for c in CATEGORIES} | {"runs": runs}
+    project = Project.load(ROOT / "mkdocs.yml")
+    pages = _pages(project)
+    results = {}
+    for build in BUILDS if args.build == "both" else (args.build,):
+        with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
+                serve_built_site(Path(tmp) / "site", args.sub_path, gzip=True, with_site_url=BUILDS[build]) as base:
+            for lang in ("", *(f"{code}/" for code in project.languages)):
+                for page in pages:
+                    key = f"{build} /{lang}{page}"
+                    results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, Path(tmp))
+                    print(f"{key:<44}" + "".join(f"{results[key][c]:>16g}" for c in CATEGORIES), flush=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"{'page':<18}" + "".join(f"{c:>16}" for c in CATEGORIES))
-    for page, scores in results.items():
-        print(f"{page:<18}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES))
+    print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES))
+    for key, scores in results.items():
+        print(f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES))
     return 0
 
 

@@ -11,7 +11,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -47,11 +47,28 @@ def _require_chromium() -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The site built for http://127.0.0.1:PORT/course/ and served from there."""
+def hosted(tmp_path_factory):
+    """The site built for http://127.0.0.1:PORT/course/ and served from there:
+    ``(its URL, the folder it was built into)``."""
     _require_chromium()
-    with serve_built_site(tmp_path_factory.mktemp("served"), SUB_PATH) as site_url:
-        yield site_url
+    served = tmp_path_factory.mktemp("served")
+    with serve_built_site(served, SUB_PATH) as site_url:
+        yield site_url, served / SUB_PATH.strip("/")
+
+
+@pytest.fixture(scope="module")
+def server(hosted):
+    return hosted[0]
+
+
+@pytest.fixture(scope="module")
+def anywhere(tmp_path_factory):
+    """The default build (no ``SITE_URL``, as ``make site`` makes it), served under
+    /course/ all the same: ``(its URL, the folder it was built into)``."""
+    _require_chromium()
+    served = tmp_path_factory.mktemp("anywhere")
+    with serve_built_site(served, SUB_PATH, with_site_url=False) as site_url:
+        yield site_url, served / SUB_PATH.strip("/")
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +168,8 @@ def test_language_switch_keeps_page_and_section(server, page, language):
 
 def test_copy_button_copies_exactly_the_snippet_section(server, page):
     page.goto(_url(server, "ja", LESSON))
-    block = page.locator("article div.highlight").nth(1)
+    # the first program section (the launch line comes before it, then its collapsed output)
+    block = page.locator("article div.language-py.highlight").first
     block.hover()
     block.locator("button.md-code__button[data-md-type=copy]").click()
     copied = page.evaluate("navigator.clipboard.readText()")
@@ -218,6 +236,162 @@ def test_quick_check_without_javascript_reveals_the_answer(server, browser):
     checked = [i for i in range(3) if options.nth(i).locator("input[checked]").count()]
     assert len(checked) == 1 and options.nth(checked[0]).is_visible()
     assert quiz.locator(":scope > p").first.is_visible()
+    context.close()
+
+
+def _result_groups(pg, query: str) -> list[list[tuple[str, frozenset[str]]]]:
+    """Search results as the reader sees them: one list per page (Material groups the
+    hits of a page), each hit as ``(path, the query terms Material highlights in it)``."""
+    field, meta = pg.locator("input.md-search__input"), pg.locator(".md-search-result__meta")
+    field.click()
+    field.fill("")
+    # Material shows its "type to start searching" text once the worker has built the index
+    waiting = pg.evaluate("JSON.parse(document.getElementById('__config').textContent).translations['search.result.placeholder']")
+    pg.wait_for_function("t => document.querySelector('.md-search-result__meta').innerText === t", arg=waiting, timeout=60_000)
+    field.press_sequentially(query, delay=30)
+    pg.keyboard.press("End")  # Material reads the query on key-up
+    read = ("groups => groups.map(g => Array.from(g.querySelectorAll('a')).map(a => a.getAttribute('href')))")
+    previous, settled, deadline = None, 0, time.monotonic() + 30
+    while time.monotonic() < deadline:  # the worker answers every prefix typed: wait until it held still
+        current = (meta.inner_text(), pg.locator("li.md-search-result__item").evaluate_all(read))
+        settled = settled + 1 if current == previous and current[0] != waiting else 0
+        if settled >= 3:
+            break
+        previous = current
+        pg.wait_for_timeout(300)
+    groups = []
+    for hrefs in previous[1]:
+        hits = []
+        for href in hrefs:
+            url = urlparse(href)
+            terms = parse_qs(url.query).get("h", [""])[0].split()
+            hits.append((url.path + (f"#{url.fragment}" if url.fragment else ""), frozenset(terms)))
+        groups.append(hits)
+    return groups
+
+
+def _pages(groups) -> set[str]:
+    return {hits[0][0].split("#")[0] for hits in groups}
+
+
+# How Japanese readers type: compounds and phrases with particles, no spaces; with the
+# words each is made of (の, a particle, says nothing about the topic).
+JAPANESE_COMPOUNDS = {"学習ループ": ("学習", "ループ"), "勾配の平均": ("勾配", "平均"), "勾配の同期": ("勾配", "同期")}
+
+
+@pytest.mark.parametrize("compound", sorted(JAPANESE_COMPOUNDS))
+def test_japanese_search_finds_what_the_parts_of_a_compound_find(server, page, compound):
+    parts = JAPANESE_COMPOUNDS[compound]
+    page.goto(_url(server, "ja", LESSON))
+    found = _result_groups(page, compound)
+    assert found, compound
+    assert found == _result_groups(page, " ".join(parts))  # as if typed with spaces, in the same order
+    by_part = [_pages(_result_groups(page, part)) for part in parts]
+    assert _pages(found) == set().union(*by_part)  # what the parts find, and nothing else
+    # ranked sensibly: the first page has a section that holds every part
+    assert any(set(parts) <= terms for _, terms in found[0]), found[0]
+
+
+@pytest.mark.parametrize("word", ["勾配", "学習", "ループ", "学習 ループ"])
+def test_japanese_search_for_words_and_spaced_words_keeps_working(server, page, word):
+    page.goto(_url(server, "ja", LESSON))
+    found = _result_groups(page, word)
+    assert found and all(set(word.split()) & terms for hits in found for _, terms in hits[1:]), found
+
+
+def _served_index(site: Path, language: str) -> list[dict]:
+    import json
+
+    return json.loads((site / language / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+
+
+@pytest.mark.parametrize("spellings", [("dağıtık", "DAĞITIK", "Dağıtık"), ("işlem", "İşlem", "İŞLEM")])
+def test_turkish_search_ignores_case(server, page, spellings):
+    page.goto(_url(server, "tr", LESSON))
+    results = [_result_groups(page, spelling) for spelling in spellings]
+    assert results[0], spellings
+    assert all(r == results[0] for r in results), dict(zip(spellings, results))
+
+
+def test_turkish_search_finds_a_capital_dotted_i(hosted, page):
+    """A sentence-initial İlk ('first') is found by ilk: the indexed text is lower-cased
+    the Turkish way (İ → i), not to i + U+0307."""
+    server, site = hosted
+    capital_only = [d["location"] for d in _served_index(site, "tr")
+                    if re.search(r"\bİlk", d["title"] + " " + d["text"]) and not re.search(r"\bilk", d["title"] + " " + d["text"])]
+    assert capital_only, "no Turkish section writes İlk without also writing ilk"
+    page.goto(_url(server, "tr", LESSON))
+    found = {path for hits in _result_groups(page, "ilk") for path, _ in hits}
+    for location in capital_only:
+        assert f"{SUB_PATH}tr/{location}" in found, (location, found)
+    marks = page.locator(".md-search-result mark").evaluate_all("ms => ms.map(m => m.textContent)")
+    assert "İlk" in marks, marks  # highlighted as written: what the reader sees keeps its capital
+
+
+def _every_page(site: Path) -> list[str]:
+    """The address of every page of every language, 404 pages included, under the site."""
+    return sorted(str(p.relative_to(site)).removesuffix("index.html") for p in site.rglob("*.html"))
+
+
+def _watch(pg, site_url: str) -> list[str]:
+    """What went wrong on a page: failed requests, error responses, console errors, and
+    any request to a host other than the site's."""
+    problems = []
+    host = urlparse(site_url).netloc
+    pg.on("request", lambda r: urlparse(r.url).scheme in ("http", "https") and urlparse(r.url).netloc != host
+          and problems.append(f"request to another host: {r.url}"))
+    pg.on("requestfailed", lambda r: problems.append(f"failed {r.url}: {r.failure}"))
+    pg.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status} {r.url}"))
+    pg.on("console", lambda m: m.type == "error" and problems.append(f"console error at {m.location.get('url')}: {m.text}"))
+    pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return problems
+
+
+@pytest.mark.parametrize("build", ["anywhere", "hosted"])
+def test_every_page_loads_without_a_failed_request_or_console_error(request, browser, build):
+    """Every page in every language, served under /course/: built without SITE_URL
+    (``anywhere``) and for that address (``hosted``). Its language selector leads to
+    pages that exist."""
+    url, site = request.getfixturevalue(build)
+    context = browser.new_context()
+    pg = context.new_page()
+    problems = _watch(pg, url)
+    for path in _every_page(site):
+        pg.goto(url + path)
+        pg.wait_for_load_state("networkidle")
+        assert pg.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky", path
+        for href in pg.locator("a.md-select__link").evaluate_all("links => links.map(a => a.href)"):
+            assert href.startswith(url), (path, href)
+            target = site / href[len(url):]
+            assert (target / "index.html" if href.endswith("/") else target).is_file(), (path, href)
+        assert not problems, (path, problems)
+    context.close()
+
+
+@pytest.mark.parametrize("build", ["anywhere", "hosted"])
+@pytest.mark.parametrize("missing", ["ru/no-such-page/", "ja/ddp-basics/gone/deeper/", "ddp-basics/old-section/", "no-such-lesson/"])
+def test_a_missing_address_shows_its_languages_404_page_styled_and_linked(request, browser, build, missing):
+    """As a host shows them (README's "Deploying"): the nearest 404 page, at the missing
+    address. It loads its stylesheets and scripts, and its links lead to each language's
+    home page; only the page itself answers 404."""
+    url, site = request.getfixturevalue(build)
+    language = missing.split("/")[0] if missing.split("/")[0] in PROJECT.languages else PROJECT.default_language
+    context = browser.new_context()
+    pg = context.new_page()
+    problems = _watch(pg, url)
+    response = pg.goto(url + missing)
+    pg.wait_for_load_state("networkidle")
+    assert response.status == 404
+    expected = {f"404 {url}{missing}", f"console error at {url}{missing}: Failed to load resource: "
+                                       "the server responded with a status of 404 (Not Found)"}
+    assert set(problems) <= expected and problems, problems  # the page itself, nothing else
+    assert pg.locator("html").get_attribute("lang") == language
+    assert pg.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky"
+    links = dict(zip(pg.locator("a.md-select__link").evaluate_all("ls => ls.map(a => a.hreflang)"),
+                     pg.locator("a.md-select__link").evaluate_all("ls => ls.map(a => a.href)")))
+    assert links == {lang: url if lang == PROJECT.default_language else f"{url}{lang}/" for lang in LANGUAGES}
+    home = pg.locator("article a").first.evaluate("a => a.href")
+    assert home == (url if language == PROJECT.default_language else f"{url}{language}/")
     context.close()
 
 

@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlparse
 
 import polib
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, NavigableString
 
 from conftest import ROOT, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
@@ -34,14 +34,40 @@ def soup_of(site: Path, language: str, page: str) -> BeautifulSoup:
     return BeautifulSoup(page_path(site, language, page).read_text(encoding="utf-8"), "html.parser")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    """The site, built once with ``mkdocs build --strict`` from the working tree."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
+HOST = "https://example.org/torch-distributed-course/"  # a SITE_URL with a sub-path
+
+
+def _build(out: Path, site_url: str | None = None) -> str:
+    """``mkdocs build --strict`` of the working tree into ``out``; returns its log."""
+    env = {**MKDOCS_ENV, "SITE_URL": site_url} if site_url else MKDOCS_ENV
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "WARNING -" not in proc.stderr, proc.stderr
-    return out
+    return proc.stderr
+
+
+@pytest.fixture(scope="module")
+def default_build(tmp_path_factory) -> tuple[Path, str]:
+    """The site as ``make site`` builds it (no ``SITE_URL``), once, and its log."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    return out, _build(out)
+
+
+@pytest.fixture(scope="module")
+def site(default_build) -> Path:
+    return default_build[0]
+
+
+@pytest.fixture(scope="module")
+def hosted_build(tmp_path_factory) -> tuple[Path, str]:
+    """The site built for a host: ``SITE_URL=https://example.org/torch-distributed-course/``."""
+    out = tmp_path_factory.mktemp("hosted") / "site"
+    return out, _build(out, HOST)
+
+
+@pytest.fixture(scope="module")
+def hosted_site(hosted_build) -> Path:
+    return hosted_build[0]
 
 
 def code_blocks(soup: BeautifulSoup) -> list[str]:
@@ -87,6 +113,70 @@ def test_pages_carry_their_language_and_translated_title(site, language, page):
 def test_material_interface_is_localized(site):
     placeholders = {lang: soup_of(site, lang, "index").select_one("input.md-search__input")["placeholder"] for lang in LANGUAGES}
     assert len(set(placeholders.values())) == len(LANGUAGES), placeholders
+
+
+# Names that stay as they are in every language: the theme named in the footer's credit.
+NAMES = {"Material for MkDocs"}
+_LABELS = ("title", "aria-label", "placeholder", "alt")
+
+
+def _interface_strings(soup: BeautifulSoup, language: str) -> set[str]:
+    """What the theme, the extensions and the hooks write around a page's content: every
+    text outside the article and every tooltip or label anywhere (the article's text is
+    content, checked against the catalogs elsewhere), without code and without text
+    marked as another language (English fallback spans, the language selector's names)."""
+    clone = BeautifulSoup(str(soup), "html.parser")
+    for el in clone.select("code, pre, kbd, samp, script, style, svg"):
+        el.decompose()
+    for el in clone.find_all(lang=True):
+        if el.name != "html" and not el.decomposed and el["lang"] != language:
+            el.decompose()
+    found = set()
+    for el in clone.find_all(True):
+        found.update(el[attr] for attr in _LABELS if el.get(attr))
+        if el.name == "meta" and el.get("name") == "description":
+            found.add(el["content"])
+    for article in clone.select("article"):
+        article.decompose()
+    found.update(t for t in clone.find_all(string=True) if type(t) is NavigableString)  # no doctype, no comments
+    found = {" ".join(text.split()) for text in found}
+    return {text for text in found if re.search(r"[A-Za-z]{2}", text)}
+
+
+def _material_strings(language: str) -> set[str]:
+    """Material's own interface strings in a language (its ``partials/languages/<lang>.html``)."""
+    import material
+
+    source = (Path(material.__file__).parent / "templates" / "partials" / "languages" / f"{language}.html").read_text(encoding="utf-8")
+    pairs = re.findall(r'^\s*"([\w.]+)": "(.*)",?$', source, re.M)
+    return {value for key, value in pairs if key != "language" and not key.startswith("search.config.") and value}
+
+
+def _translations(language: str) -> set[str]:
+    """Every interface string a language's translators gave (Material's and ``_site.po``):
+    one may equal the English word (Swedish "Navigation") and still be a translation."""
+    catalog = polib.pofile(str(PROJECT.site_catalog_path(language)))
+    given = {e.msgstr for e in catalog if e.msgstr} | {v for e in catalog for v in e.msgstr_plural.values() if v}
+    return _material_strings(language) | given
+
+
+def test_no_english_interface_string_in_a_translated_page(site):
+    """Permalink titles, footer, header, search, 404 pages: every interface string the
+    English site shows, Material's and the hooks' English strings, none of them may be
+    left in English on a translated page."""
+    from coursekit.interface import STRINGS
+
+    english = _material_strings("en") | {s.msgid for s in STRINGS if "%(" not in s.msgid}
+    for path in site.rglob("*.html"):
+        if path.relative_to(site).parts[0] not in PROJECT.languages:
+            english |= _interface_strings(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), "en")
+    found = []
+    for language in PROJECT.languages:
+        for path in sorted((site / language).rglob("*.html")):
+            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+            left = (_interface_strings(soup, language) & english) - NAMES - _translations(language)
+            found += [f"{path.relative_to(site)}: {text!r}" for text in sorted(left)]
+    assert not found, "English interface strings in translated pages:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("page", LESSONS)
@@ -177,31 +267,65 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_every_page_has_canonical_and_absolute_hreflang_alternates(site, language):
-    site_url = "https://example.org/torch-distributed-course/"
+def test_a_hosted_build_gives_every_page_canonical_and_absolute_hreflang_alternates(hosted_site, language):
     for page in PAGES:
-        soup = soup_of(site, language, page)
+        soup = soup_of(hosted_site, language, page)
         path = "" if page == "index" else f"{page}/"
         prefix = "" if language == PROJECT.default_language else f"{language}/"
-        assert soup.select_one('link[rel="canonical"]')["href"] == f"{site_url}{prefix}{path}"
+        assert soup.select_one('link[rel="canonical"]')["href"] == f"{HOST}{prefix}{path}"
         alternates = {a["hreflang"]: a["href"] for a in soup.select('link[rel="alternate"][hreflang]')}
-        expected = {lang: f"{site_url}{'' if lang == PROJECT.default_language else lang + '/'}{path}" for lang in LANGUAGES}
+        expected = {lang: f"{HOST}{'' if lang == PROJECT.default_language else lang + '/'}{path}" for lang in LANGUAGES}
         expected["x-default"] = expected[PROJECT.default_language]
         assert alternates == expected, (language, page)
 
 
-def test_sitemap_lists_every_language_with_alternates(site):
+def test_a_hosted_build_has_a_sitemap_of_every_language_with_alternates(hosted_site):
     import xml.etree.ElementTree as ET
 
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
-    tree = ET.parse(site / "sitemap.xml")
+    tree = ET.parse(hosted_site / "sitemap.xml")
     urls = {u.find("s:loc", ns).text: {x.get("hreflang") for x in u.findall("x:link", ns)} for u in tree.findall("s:url", ns)}
-    site_url = "https://example.org/torch-distributed-course/"
     for language in LANGUAGES:
         for page in PAGES:
-            loc = f"{site_url}{'' if language == PROJECT.default_language else language + '/'}{'' if page == 'index' else page + '/'}"
+            loc = f"{HOST}{'' if language == PROJECT.default_language else language + '/'}{'' if page == 'index' else page + '/'}"
             assert loc in urls, loc
             assert set(LANGUAGES) <= urls[loc], loc
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_default_build_has_no_absolute_only_metadata(site, language):
+    """No canonical link or hreflang alternate (only absolute URLs are valid there, and
+    the address is unknown), and an empty site map where Material fetches one."""
+    import xml.etree.ElementTree as ET
+
+    for page in PAGES:
+        soup = soup_of(site, language, page)
+        assert soup.select_one('link[rel="canonical"]') is None, (language, page)
+        assert not soup.select('link[rel="alternate"][hreflang]'), (language, page)
+    root = site if language == PROJECT.default_language else site / language
+    assert list(ET.parse(root / "sitemap.xml").getroot()) == []
+
+
+def test_only_a_default_build_says_what_site_url_would_add(default_build, hosted_build):
+    line = "set SITE_URL=https://host/path/ to add canonical links, hreflang alternates and a site map"
+    assert default_build[1].count(line) == 1, default_build[1]
+    assert line not in hosted_build[1]
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_default_build_links_only_relatively_within_the_site(site, language):
+    """Every link, stylesheet and script of every page (404 pages too) is relative, so
+    the site works under any host and sub-path."""
+    root = site if language == PROJECT.default_language else site / language
+    files = [page_path(site, language, page) for page in PAGES] + [root / "404.html"]
+    for path in files:
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for el in soup.find_all(["a", "link", "script", "img"]):
+            for attr in ("href", "src", "data-course-href", "data-course-src"):
+                url = el.get(attr)
+                if url is None or url.startswith(("#", "https://squidfunk.github.io/")):  # the footer credit
+                    continue
+                assert not urlparse(url).scheme and not url.startswith("/"), (path.relative_to(site), attr, url)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -243,14 +367,18 @@ def test_no_page_loads_anything_from_another_host(site):
 
 
 @pytest.mark.parametrize("language", PROJECT.languages)
-def test_a_404_page_offers_every_languages_home_and_no_alternates(site, language):
-    soup = BeautifulSoup((site / language / "404.html").read_text(encoding="utf-8"), "html.parser")
-    assert not soup.select('link[rel="alternate"][hreflang]')
-    links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
-    root = "/torch-distributed-course/"
-    assert links == {lang: root if lang == PROJECT.default_language else f"{root}{lang}/" for lang in LANGUAGES}
-    assert all(a.get("lang") == a["hreflang"] for a in soup.select("a.md-select__link[hreflang]"))
-    assert soup.select_one('div.md-search[role="dialog"][aria-label]') is not None
+def test_a_404_page_offers_every_languages_home_and_no_alternates(site, hosted_site, language):
+    for built, root in ((hosted_site, "/torch-distributed-course/"), (site, None)):
+        soup = BeautifulSoup((built / language / "404.html").read_text(encoding="utf-8"), "html.parser")
+        assert not soup.select('link[rel="alternate"][hreflang]')
+        links = {a["hreflang"]: a["href"] for a in soup.select("a.md-select__link[hreflang]")}
+        if root is not None:  # absolute paths: a 404 page shows at any address
+            assert links == {lang: root if lang == PROJECT.default_language else f"{root}{lang}/" for lang in LANGUAGES}
+        else:  # relative to the page's own folder, which its script makes the base URL
+            assert links == {lang: "../" if lang == PROJECT.default_language else ("./" if lang == language else f"../{lang}/")
+                             for lang in LANGUAGES}
+        assert all(a.get("lang") == a["hreflang"] for a in soup.select("a.md-select__link[hreflang]"))
+        assert soup.select_one('div.md-search[role="dialog"][aria-label]') is not None
 
 
 def test_the_shared_template_cache_changes_no_byte_of_the_site(site, tmp_path):

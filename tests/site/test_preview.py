@@ -1,0 +1,70 @@
+"""The one-language preview: ``course serve --lang sv`` builds English and Swedish only."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT, copy_project
+from site_server import MKDOCS, MKDOCS_ENV
+from coursekit.net import free_port
+
+pytestmark = pytest.mark.site
+
+COURSE = [sys.executable, "-m", "coursekit.cli"]
+
+
+def _status(url: str) -> int | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+    except OSError:
+        return None
+
+
+def test_course_serve_with_a_language_serves_english_and_that_language_only():
+    port = free_port()
+    server = subprocess.Popen([*COURSE, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=ROOT,
+                              env=MKDOCS_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while _status(f"http://127.0.0.1:{port}/sv/ddp-basics/") != 200:
+            assert server.poll() is None and time.monotonic() < deadline, "course serve --lang sv did not serve sv/"
+            time.sleep(0.5)
+        assert _status(f"http://127.0.0.1:{port}/ddp-basics/") == 200
+        for other in ("ru", "ja", "tr"):
+            assert _status(f"http://127.0.0.1:{port}/{other}/ddp-basics/") == 404, other
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/sv/ddp-basics/", timeout=5) as response:
+            soup = BeautifulSoup(response.read().decode("utf-8"), "html.parser")
+        assert {a["hreflang"] for a in soup.select("a.md-select__link")} == {"en", "sv"}
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        _, log = server.communicate(timeout=30)
+    assert "preview of en, sv only (COURSE_PREVIEW_LANGUAGES); not built: ru, ja, tr" in log, log
+
+
+def test_a_strict_build_refuses_a_preview_of_some_languages(tmp_path):
+    copy_project(tmp_path)
+    env = {**MKDOCS_ENV, "COURSE_PREVIEW_LANGUAGES": "sv"}
+    proc = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    assert "COURSE_PREVIEW_LANGUAGES=sv builds only some languages; a strict build needs every language" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (tmp_path / "site" / "ru").exists()
+
+
+def test_an_unknown_preview_language_is_named():
+    proc = subprocess.run([*COURSE, "serve", "--lang", "xx"], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
+    assert proc.returncode == 2
+    assert "unknown language(s) xx" in proc.stderr and "Traceback" not in proc.stderr
