@@ -50,12 +50,14 @@ def wait_for(predicate, timeout_s: float, poll_s: float = 0.1) -> bool:
 
 
 def agent_processes(job: Launched) -> list[psutil.Process]:
-    """The torchrun agent of a launched line (the Python process under its bash)."""
+    """The torchrun agent of a launched line: bash itself when it exec'd torchrun (a
+    one-command line), else the torchrun process under it; its workers are left out."""
     try:
-        children = psutil.Process(job.popen.pid).children(recursive=True)
-    except psutil.NoSuchProcess:
+        root = psutil.Process(job.popen.pid)
+        procs = [root, *root.children(recursive=True)]
+        return [p for p in procs if any(word.endswith("torchrun") for word in p.cmdline()[:2])]
+    except psutil.Error:
         return []
-    return [p for p in children if "torchrun" in " ".join(p.cmdline())]
 
 
 def listening_ports(proc: psutil.Process) -> set[int]:
