@@ -11,7 +11,7 @@ port of its own and neither on the endpoint's, and that no worker was started.
 --8<-- [start:launch]
 torchrun --standalone --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} --rdzv-id=${JOB_ID:-lesson4} multinode_standalone.py
 --8<-- [end:launch]
-time-limit: 30 s
+time-limit: 40 s
 outcome: hangs
 """
 from multinode_train import main  # the same program; only the launch line changed

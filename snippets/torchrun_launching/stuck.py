@@ -9,7 +9,7 @@ job hangs, and lets the runner stop it at the time limit.
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 stuck.py
 --8<-- [end:launch]
-time-limit: 40 s
+time-limit: 60 s
 outcome: hangs
 """
 import faulthandler

@@ -7,24 +7,19 @@ PyTorch entry points, and fills ``RECORD["extra"]["teardown"]``:
 * ``shutdowns``: how many times ``ProcessGroup.shutdown`` ran, in all;
 * ``during_destroy``: how many of those ran inside ``dist.destroy_process_group``;
 * ``initialized_after``: ``dist.is_initialized()`` right after ``destroy_process_group``
-  returned;
-* ``ddp_alive_at_destroy``: whether the first DDP wrapper the harness saw (held by weak
-  reference in ``sitecustomize``) was still in memory when ``destroy_process_group`` was
-  called.
+  returned.
 
-Every wrapper calls the original with the same arguments and returns its result; the
-DDP wrapper is only looked up through the harness's weak reference, never kept alive.
+Every wrapper calls the original with the same arguments and returns its result.
 """
 from __future__ import annotations
 
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup
 
-import sitecustomize
 from sitecustomize import RECORD
 
 TEARDOWN = RECORD["extra"]["teardown"] = {
-    "shutdowns": 0, "during_destroy": 0, "initialized_after": None, "ddp_alive_at_destroy": None,
+    "shutdowns": 0, "during_destroy": 0, "initialized_after": None,
 }
 _in_destroy = False
 _shutdown = ProcessGroup.shutdown
@@ -44,8 +39,6 @@ _destroy = dist.destroy_process_group  # sitecustomize's wrapper, which calls to
 
 def _recording_destroy(*args, **kwargs):
     global _in_destroy
-    ref = sitecustomize._ddp_module
-    TEARDOWN["ddp_alive_at_destroy"] = ref is not None and ref() is not None
     _in_destroy = True
     try:
         return _destroy(*args, **kwargs)
