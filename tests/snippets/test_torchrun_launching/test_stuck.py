@@ -70,6 +70,7 @@ def test_every_rank_reaches_its_collective_and_the_job_then_hangs(probed):
     result = probed["result"]
     assert result.timed_out and not result.leftovers, result.report()
     assert "mean loss" not in result.stdout_text  # rank 0's all_reduce never returned
+    assert "rank 0: waiting at the barrier" not in result.stdout_text  # nor did rank 0 get past it
 
 
 def test_py_spy_shows_rank_0_in_all_reduce_and_the_others_in_barrier(probed):
