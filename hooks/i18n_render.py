@@ -15,7 +15,7 @@ from mkdocs.structure.files import File
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
 from coursekit.build_context import interface_of, language_of, project_of
-from coursekit.check import translation_warnings
+from coursekit.check import page_warnings, translation_warnings
 from coursekit.interface import NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE
 from coursekit.notice import with_notice
 from coursekit.render import render
@@ -49,15 +49,18 @@ def on_pre_build(config):
     """Check every translation's catalogs once, while the default language builds
     (mkdocs-static-i18n builds it first), before any page is read.
 
-    A catalog that cannot be read stops the build with ``file:line: reason``. Everything
-    else :func:`coursekit.check.translation_warnings` finds, in every language, is a
-    warning, so one ``mkdocs build --strict`` names the problems of all languages, not
+    A catalog that cannot be read stops the build with ``file:line: reason``. Container
+    syntax a page uses but mkdocs.yml does not enable (:func:`coursekit.check.page_warnings`)
+    and everything else :func:`coursekit.check.translation_warnings` finds, in every
+    language, is a warning, so one ``mkdocs build --strict`` names the problems of all languages, not
     only of the first language it builds.
     """
     project = project_of(config)
     language, default = language_of(config)
     if language != default:
         return
+    for warning in page_warnings(project):  # syntax the site does not enable renders as text
+        log.warning(warning)
     for code in project.languages:  # a po.CatalogError stops the build with file:line: reason
         for warning in translation_warnings(project, code):
             log.warning(warning)
@@ -86,9 +89,9 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
     if catalog is None:  # on_pre_build warned
-        return render(markdown, {}, fallback_lang=default).markdown
+        return render(markdown, {}, fallback_lang=default, engine=project.engine).markdown
     result = render(markdown, po.translations(catalog), fallback_lang=default,
-                    accept=accept)
+                    accept=accept, engine=project.engine)
     # on_pre_build warned about result.missing and result.rejected; both show in English.
     if result.translated < result.total:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url

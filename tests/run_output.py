@@ -6,6 +6,12 @@ paths and wall times. :func:`normalize` replaces those by placeholders (``<port>
 ``<pid>``, ``<id>``, ``<host>``, ``<tmp>``, ``<time>``). A harness run's per-rank logs
 give the output per rank (:func:`per_rank`); a bare run's terminal interleaves the ranks
 in no fixed order, so it is compared as a multiset of lines (:func:`same_lines`).
+
+torchrun starts its workers with ``python -u`` (unbuffered), so ``print`` writes a
+line's text and its newline in two writes, and two ranks printing at the same moment
+can share one terminal line (``rank 1: …rank 0: …`` followed by an empty line). That is
+what a reader sees too; :func:`untangle` splits such a line back into the lines the
+verified run printed, and leaves anything it cannot split as it is.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from collections.abc import Iterable
 
 from torchjob import JobResult
 
-__all__ = ["normalize", "per_rank", "same_lines", "worker_lines"]
+__all__ = ["normalize", "per_rank", "same_lines", "untangle", "worker_lines"]
 
 _HOSTS = sorted({h for h in (socket.gethostname(), socket.getfqdn()) if h and h != "localhost"}, key=len, reverse=True)
 _RULES: list[tuple[re.Pattern, str]] = [
@@ -64,9 +70,44 @@ def per_rank(nodes: JobResult | Iterable[JobResult]) -> dict[str, list[str]]:
     return {label(a, r): out[(a, r)] for a, r in sorted(out)}
 
 
-def worker_lines(bare_nodes: Iterable[JobResult]) -> list[str]:
-    """Every normalized stdout line of a bare run (all nodes, workers interleaved)."""
-    return [line for node in bare_nodes for line in _lines(node.stdout_text)]
+def _split(line: str, known: set[str], longest: int) -> list[str] | None:
+    """``line`` as a concatenation of known lines (fewest pieces), or None."""
+    best: list[list[str] | None] = [None] * (len(line) + 1)
+    best[0] = []
+    for end in range(1, len(line) + 1):
+        for start in range(max(0, end - longest), end):
+            piece = line[start:end]
+            if best[start] is not None and piece in known:
+                candidate = best[start] + [piece]
+                if best[end] is None or len(candidate) < len(best[end]):
+                    best[end] = candidate
+    return best[len(line)]
+
+
+def untangle(lines: Iterable[str], known: Iterable[str]) -> list[str]:
+    """Split lines that several ranks wrote into at once back into their own lines.
+
+    Args:
+        lines: normalized lines of a bare run's terminal.
+        known: the normalized lines the verified run's ranks printed.
+
+    Returns:
+        The lines, with each line that is not itself a known line but is a
+        concatenation of known lines replaced by those lines; other lines unchanged.
+    """
+    known = {k for k in known if k}
+    longest = max((len(k) for k in known), default=0)
+    out: list[str] = []
+    for line in lines:
+        parts = None if line in known or not known else _split(line, known, longest)
+        out.extend(parts if parts else [line])
+    return out
+
+
+def worker_lines(bare_nodes: Iterable[JobResult], known: Iterable[str] = ()) -> list[str]:
+    """Every normalized stdout line of a bare run (all nodes, workers interleaved),
+    untangled against the verified run's lines ``known`` (see :func:`untangle`)."""
+    return untangle((line for node in bare_nodes for line in _lines(node.stdout_text)), known)
 
 
 def same_lines(bare_nodes: Iterable[JobResult], reference: dict[str, list[str]]) -> tuple[list[str], list[str]]:
@@ -77,6 +118,6 @@ def same_lines(bare_nodes: Iterable[JobResult], reference: dict[str, list[str]])
         the reference did), and lines it printed that the reference did not. Both empty
         means the bare run reproduced the output.
     """
-    got = Counter(worker_lines(bare_nodes))
     want = Counter(line for lines in reference.values() for line in lines)
+    got = Counter(worker_lines(bare_nodes, want))
     return sorted((want - got).elements()), sorted((got - want).elements())

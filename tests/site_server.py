@@ -50,9 +50,10 @@ class _StaticHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False) -> Iterator[str]:
+def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, config: Path | None = None) -> Iterator[str]:
     """Build the site with ``mkdocs build --strict`` for ``http://127.0.0.1:PORT<sub_path>``
     into ``root`` + ``sub_path`` and serve ``root`` on that free port until the block ends.
+    ``config`` is the mkdocs.yml to build (default: the project's).
 
     Yields:
         The site's URL (``SITE_URL`` of the build), ending in ``/``.
@@ -62,8 +63,9 @@ def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False) -> Ite
     """
     port = free_port()
     site_url = f"http://127.0.0.1:{port}{sub_path}"
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(root / sub_path.strip("/"))],
-                          cwd=ROOT, env={**MKDOCS_ENV, "SITE_URL": site_url}, capture_output=True, text=True)
+    config = config or ROOT / "mkdocs.yml"
+    proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(config), "--site-dir", str(root / sub_path.strip("/"))],
+                          cwd=config.parent, env={**MKDOCS_ENV, "SITE_URL": site_url}, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     handler = type("Handler", (_StaticHandler,), {"gzip": gzip})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))

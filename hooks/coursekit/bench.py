@@ -9,6 +9,8 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   ``mkdocs serve``;
 * scale: the course replicated to 10x and 50x its pages (generated in a temporary
   folder): seconds per page and peak memory against the page count;
+* fuzz-segment: the segmenter's differential fuzzer on 20,000 random pages (not a
+  time: it reports a counterexample or none);
 * snippets: the snippet suite cold (``--reverify``) serially and in ``-n`` lanes, warm
   (nothing changed), against the serial floor: the same number of ``torchrun`` jobs with
   the same process counts, each only importing torch and creating and destroying its
@@ -117,9 +119,39 @@ def bench_render(project: Path, repeat: int) -> dict:
     for _ in range(max(repeat, 5)):
         start = time.perf_counter()
         for source, table in jobs:
-            render(source, table, fallback_lang=proj.default_language)  # as the hook calls it
+            render(source, table, fallback_lang=proj.default_language, engine=proj.engine)  # as the hook calls it
         samples.append((time.perf_counter() - start) / len(jobs))
     return {"pages": len(jobs), "per_page_s": _stat(samples)}
+
+
+def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
+    """The differential fuzzer of the segmenter (:mod:`coursekit.fuzz`) on ``examples``
+    random pages: properties (a)-(d) against the default engine. Stops at the first
+    counterexample, which it reports shrunk."""
+    from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
+
+    from .fuzz import RAW_WORDS, check, documents
+
+    seen = [0]
+    start = time.perf_counter()
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, print_blob=False,
+              suppress_health_check=list(HealthCheck))
+    @given(documents())
+    def run(page):
+        seen[0] += 1
+        if seen[0] % 1000 == 0:
+            print(f"fuzz-segment: {seen[0]} pages, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        check(page, raw_words=RAW_WORDS)
+
+    failure = None
+    try:
+        run()
+    except AssertionError as exc:
+        failure = "\n".join([str(exc), *getattr(exc, "__notes__", [])])
+    wall = time.perf_counter() - start
+    return {"examples": seen[0], "seed": seed, "seconds": wall, "counterexample": failure}
 
 
 def _wait_for(url: str, marker: str | None, timeout: float, present: bool = True) -> float:
@@ -319,6 +351,11 @@ def _table(results: dict) -> str:
                          f"{row['build_s']:.1f} s, peak {row['peak_rss_mib']:.0f} MiB"))
         rows.append(("scale: slope (s per page)", f"{sc['slope_s_per_page']:.4f}", "",
                      f"per-page x{sc['per_page_ratio_largest_vs_smallest']:.2f}, memory/pages x{sc['memory_ratio_vs_page_ratio']:.2f}"))
+    fz = results.get("fuzz-segment")
+    if fz:
+        rows.append((f"fuzz-segment: pages run (seed {fz['seed']})", str(fz["examples"]), "",
+                     f"{fz['seconds']:.0f} s, " + ("no counterexample" if fz["counterexample"] is None
+                                                   else "COUNTEREXAMPLE: " + fz["counterexample"].splitlines()[0])))
     sn = results.get("snippets")
     if sn:
         rows.append((f"snippet serial floor, {sn['jobs']} torchrun jobs (s)", f"{sn['serial_floor_s']:.1f}", "", ""))
@@ -372,6 +409,8 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
         results["snippets"] = bench_snippets(root, repeat)
     if "flakes" in parts:
         results["flakes"] = bench_flakes(root)
+    if "fuzz-segment" in parts:
+        results["fuzz-segment"] = bench_fuzz_segment()
     json_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(_table(results))
     print(f"\nwritten: {json_path}")

@@ -22,8 +22,9 @@ from . import catalog as po
 from .extract import page_messages, site_messages
 from .project import Project
 from .safety import problems as safety_problems
+from .segment import syntax_warnings
 
-__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check", "translation_warnings"]
+__all__ = ["check_catalog", "check_project", "format_problems", "msgfmt_check", "page_warnings", "translation_warnings"]
 
 
 def _language_and_page(project: Project, path: Path) -> tuple[str, Path]:
@@ -208,6 +209,19 @@ def translation_warnings(project: Project, language: str) -> list[str]:
         if missing:
             out.append(f"{page.as_posix()}: {missing} of {len(msgids)} messages are untranslated or fuzzy in "
                        f"'{language}' and are shown in English; translate them in {shown}")
+    return out
+
+
+def page_warnings(project: Project) -> list[str]:
+    """Container syntax on the English pages that the site's engine does not enable (it
+    renders as text, and nothing is offered to translators as a title), one
+    ``docs/page.md:line: problem; remedy`` line each (:func:`coursekit.segment.syntax_warnings`)."""
+    out = []
+    for page in project.pages():
+        path = project.docs_dir / page
+        shown = path.relative_to(project.root).as_posix()
+        for line, message in syntax_warnings(path.read_text(encoding="utf-8"), project.engine):
+            out.append(f"{shown}:{line}: {message}")
     return out
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project
+from .check import check_project, page_warnings
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -61,6 +61,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
+    found = page_warnings(project) + found
     for line in found:
         print(line)
     if not found:
@@ -111,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "costs: build with vs without hooks, render per page, reload after an edit under "
                                    "mkdocs serve, time per page at 10x and 50x the pages, and the snippet suite cold, "
                                    "warm and in -n lanes against a serial floor of bare torchrun jobs, and each "
-                                   "program's flake rate over ten bare runs of its page's launch line.")
-    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets", "flakes"),
+                                   "program's flake rate over ten bare runs of its page's launch line; with --only "
+                                   "fuzz-segment, the segmenter's differential fuzzer on 20,000 random pages (about half an hour).")
+    p.add_argument("--only", action="append", choices=("build", "render", "reload", "scale", "snippets", "flakes", "fuzz-segment"),
                    help="run only this part (repeatable)")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per quick figure (default: %(default)s)")
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")

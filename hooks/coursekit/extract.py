@@ -32,7 +32,7 @@ def page_messages(project: Project, page: Path) -> list[po.Message]:
     """
     source = (project.docs_dir / page).read_text(encoding="utf-8")
     reference = (project.docs_dir / page).relative_to(project.root).as_posix()
-    return [po.Message(s.msgid, s.kind, reference) for s in segment(source)]
+    return [po.Message(s.msgid, s.kind, reference) for s in segment(source, project.engine)]
 
 
 def site_messages(project: Project) -> list[po.Message]:

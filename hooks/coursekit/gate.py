@@ -10,8 +10,9 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, PROCESSES, VERIFIED,
-                        VERIFIED_FAILS, VERIFIED_HANGS, Interface)
+from .interface import (ALSO_ON, AWAITING_GPU, BACKEND_ON, HOW_VERIFIED, NOT_VERIFIED, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
+                        OUTPUT_PLACEHOLDERS, OUTPUT_RANK, OUTPUT_TITLE, PROCESSES, VERIFIED, VERIFIED_FAILS,
+                        VERIFIED_HANGS, Interface)
 from .project import Project
 from .runspec import RunSpecError, read_spec
 from .verification import Record, load_records, status, test_for
@@ -44,10 +45,11 @@ def _describe(record: Record, ui: Interface) -> str:
     return ui.text(BACKEND_ON, backend=_BACKEND.get(record.backend, record.backend), device=_DEVICE.get(record.device, record.device))
 
 
-def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None]:
-    """(badge Markdown, problem or None) for one program."""
+def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None, Record | None]:
+    """(badge Markdown, problem or None, the record the badge describes or None) for one program."""
     snippets = project.root / "snippets"
     title = ui.text(HOW_VERIFIED).replace('"', "'")
+    main = None
     try:
         spec = read_spec(snippets / program)
     except (RunSpecError, FileNotFoundError) as exc:
@@ -77,7 +79,48 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
                 parts.append(ui.text(ALSO_ON, device=_DEVICE["cuda"], backend=_BACKEND["nccl"]))
             text, css, problem = "✓ " + " · ".join(parts), "course-badge--verified", None
     badge = f'[{_escape(text)}]({link} "{_escape(title)}"){{ .course-badge .{css} }}'
-    return badge, problem
+    return badge, problem, main
+
+
+_RANK = re.compile(r"^rank (?P<rank>\d+)(?: · attempt (?P<attempt>\d+))?$")
+_PLACEHOLDERS = ("<port>", "<pid>", "<id>", "<host>", "<tmp>", "<time>")  # tests/run_output.py
+
+
+def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
+    """What the verified run printed, as a collapsed details block with one tab per rank.
+
+    The output comes from the record itself (``Record.output``), so it belongs to the
+    exact content the badge vouches for: a changed program has no current record and
+    therefore shows no output. Returns pymdownx blocks Markdown (details, tabs, fenced
+    text); the lines are program output, never Markdown of their own.
+    """
+    processes = ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)
+    title = " · ".join((ui.text(OUTPUT_TITLE), processes, _describe(record, ui), f"torch {record.torch}"))
+    lines = [f"{indent}//// details | {_escape(title)}", f"{indent}    type: course-output", ""]
+    printed = [text for text in record.output.values() if text]
+    if any(p in line for text in printed for line in text for p in _PLACEHOLDERS):
+        names = ", ".join(f"`{p}`" for p in _PLACEHOLDERS if any(p in line for text in printed for line in text))
+        lines += [f"{indent}{_escape(ui.text(OUTPUT_PLACEHOLDERS))} {names}", ""]
+    if len(record.output) > 1:
+        lines += [f"{indent}{_escape(ui.text(OUTPUT_ORDER))}", ""]
+    for label, text in record.output.items():
+        m = _RANK.match(label)
+        if m is None:
+            name = label
+        elif m["attempt"] is None:
+            name = ui.text(OUTPUT_RANK, rank=int(m["rank"]))
+        else:
+            name = ui.text(OUTPUT_ATTEMPT, rank=int(m["rank"]), attempt=int(m["attempt"]))
+        lines += [f"{indent}/// tab | {name}", ""]
+        if text:
+            ticks = "`" * max(3, 1 + max((len(t) - len(t.lstrip("`")) for t in text), default=0))
+            # no line numbers (pymdownx.highlight's linenums="0"): this is output, not code to copy
+            lines += [f'{indent}{ticks} text linenums="0"', *(f"{indent}{t}" for t in text), f"{indent}{ticks}"]
+        else:
+            lines.append(f"{indent}{_escape(ui.text(OUTPUT_NOTHING))}")
+        lines += ["", f"{indent}///", ""]
+    lines.append(f"{indent}////")
+    return "\n".join(lines) + "\n"
 
 
 def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> GateResult:
@@ -101,19 +144,22 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
     result = GateResult(markdown)
     fence: tuple[str, str] | None = None  # (indent, fence chars) of the open block
     programs: list[str] = []
+    launches: set[str] = set()  # programs whose launch section the open block includes
     for i, line in enumerate(lines):
         out.append(line)
         stripped = line.rstrip("\r\n")
         opener = _FENCE.match(stripped)
         if fence is None:
             if opener:
-                fence, programs = (opener.group("indent"), opener.group("fence")), []
+                fence, programs, launches = (opener.group("indent"), opener.group("fence")), [], set()
             continue
         include = _INCLUDE.match(stripped)
         if include:
-            program = include.group("target").split(":")[0]
+            program, _, section = include.group("target").partition(":")
             if program not in programs:
                 programs.append(program)
+            if section == "launch":
+                launches.add(program)
             continue
         if opener and stripped.strip() == stripped.strip()[0] * len(stripped.strip()) and stripped.strip().startswith(fence[1]):
             indent = fence[0]
@@ -124,10 +170,12 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
                 out.append("\n")
             out.append("\n")
             for n, program in enumerate(programs):
-                badge, problem = _badge(program, project, ui, link, records)
+                badge, problem, record = _badge(program, project, ui, link, records)
                 out.append(("\n" if n else "") + f"{indent}{badge}\n")
                 if problem:
                     result.problems.append(problem)
+                elif record is not None and record.output and program in launches:
+                    out.append("\n" + verified_output(record, ui, indent))
             if i + 1 < len(lines) and lines[i + 1].strip():
                 out.append("\n")
     result.markdown = "".join(out)

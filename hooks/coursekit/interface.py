@@ -43,6 +43,16 @@ NOT_VERIFIED = UIString("Not verified: this code has no passing run as it is now
 AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
                         "badge: the program needs CUDA GPUs and has not been run on them yet",
                         "Awaiting GPU verification: needs %(count)d CUDA GPUs")
+OUTPUT_TITLE = UIString("Output of the verified run",
+                        "title of the collapsed block under a launch command: what the program printed in the run that verified it")
+OUTPUT_RANK = UIString("rank %(rank)d", "tab of the verified output: what one process (rank) printed")
+OUTPUT_ATTEMPT = UIString("rank %(rank)d, attempt %(attempt)d",
+                          "tab of the verified output when torchrun restarted the workers: one rank in one attempt (0 is the first)")
+OUTPUT_NOTHING = UIString("This rank printed nothing.", "verified output: the tab of a rank that printed nothing")
+OUTPUT_ORDER = UIString("The ranks print at the same time: in your terminal their lines can come in any order.",
+                        "verified output: note above the per-rank tabs")
+OUTPUT_PLACEHOLDERS = UIString("Values that change from run to run are shown as:",
+                               "verified output: followed by the placeholders used, e.g. `<port>`, `<pid>`")
 HOW_VERIFIED = UIString("How the code on this site is verified", "tooltip of every verification badge")
 NOTICE_PARTIAL = UIString("%(percent)d%% of this page is translated. The rest is shown in English until a translator updates it.",
                           "notice at the top of a page whose translation is incomplete or outdated")
@@ -66,6 +76,7 @@ NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page")
 PERCENT = UIString("%(percent)d%%", "a percentage in the translation status table, e.g. '85%'; write it as your language does")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, ALSO_ON, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
+           OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            NOTICE_PARTIAL, NOTICE_LINK, STATUS_TITLE, STATUS_INTRO, STATUS_PAGE, STATUS_TRANSLATED,
            STATUS_FUZZY, STATUS_UNTRANSLATED, STATUS_LANGUAGE, PERCENT, QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG,
            QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME)

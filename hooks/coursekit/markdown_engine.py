@@ -20,7 +20,7 @@ import markdown
 
 from .filecache import StatCache
 
-__all__ = ["MarkdownEngine", "engine_for", "engine_of"]
+__all__ = ["DEFAULT_ENGINE", "MarkdownEngine", "engine_for", "engine_of"]
 
 
 @dataclass(frozen=True)
@@ -86,21 +86,57 @@ def engine_of(config) -> MarkdownEngine:
 
 
 def _load(config_file: Path) -> MarkdownEngine:
-    from mkdocs.config import load_config  # validates mkdocs.yml the way `mkdocs build` does
+    """Validate only ``markdown_extensions`` of a mkdocs.yml, with MkDocs's own option
+    (``mkdocs/config/defaults.py``: ``MarkdownExtensions(builtins=['toc', 'tables',
+    'fenced_code'], configkey='mdx_configs')``) and YAML loader (``!ENV``, ``!relative``,
+    ``INHERIT``), so a translator's checkout without hooks/ or snippets/ still has its
+    site's engine; the rest of the file is the build's business."""
+    from mkdocs import exceptions
+    from mkdocs.config import base, config_options as c
+    from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
-    return engine_of(load_config(str(config_file)))
+    class _ExtensionsConfig(base.Config):
+        markdown_extensions = c.MarkdownExtensions(builtins=["toc", "tables", "fenced_code"], configkey="mdx_configs")
+        mdx_configs = c.Private()
+
+    config = _ExtensionsConfig(config_file_path=str(config_file))
+    with open(config_file, encoding="utf-8") as f:
+        data = yaml_load(f, loader=get_yaml_loader(config=config)) or {}
+    config.load_dict({"markdown_extensions": data.get("markdown_extensions") or []})
+    errors, _ = config.validate()
+    if errors:
+        raise exceptions.ConfigurationError(
+            f"{config_file}: markdown_extensions: {'; '.join(str(e) for _, e in errors)}")
+    return engine_of(config)
 
 
 _loaded = StatCache(_load)
 
 
 def engine_for(config_file: Path | str) -> MarkdownEngine:
-    """The engine a site's ``mkdocs.yml`` configures, read the way ``mkdocs build`` reads
-    it (``mkdocs.config.load_config``: ``!ENV`` and ``!relative`` tags, built-in
-    extensions added), cached until the file changes.
+    """The engine a site's ``mkdocs.yml`` configures, its ``markdown_extensions`` read the
+    way ``mkdocs build`` reads them (``!ENV`` and ``!relative`` tags, ``INHERIT``, built-in
+    extensions added; see :func:`_load`), cached until the file changes.
 
     Raises:
         mkdocs.exceptions.ConfigurationError: the file is not a valid MkDocs config.
         FileNotFoundError: there is no such file.
     """
     return _loaded(Path(config_file).resolve())
+
+
+# What a function of this package uses when it is given no engine: MkDocs's built-ins and
+# the extensions Material for MkDocs documents in "Setup > Extensions" (Python-Markdown's
+# and pymdown-extensions', old- and blocks-style containers both), so that a page of any
+# Material site segments as that site renders it. A site passes its own engine
+# (engine_for / engine_of) to get exactly its mkdocs.yml.
+DEFAULT_ENGINE = MarkdownEngine(
+    extensions=("toc", "tables", "fenced_code", "abbr", "admonition", "attr_list", "def_list", "footnotes",
+                "md_in_html", "pymdownx.details", "pymdownx.superfences", "pymdownx.tabbed", "pymdownx.tasklist",
+                "pymdownx.snippets", "pymdownx.highlight", "pymdownx.inlinehilite", "pymdownx.fancylists",
+                "pymdownx.quotes", "pymdownx.blocks.admonition", "pymdownx.blocks.details", "pymdownx.blocks.tab",
+                "pymdownx.blocks.html", "pymdownx.blocks.caption", "pymdownx.blocks.definition"),
+    configs={"toc": {"permalink": True}, "pymdownx.tabbed": {"alternate_style": True},
+             "pymdownx.blocks.tab": {"alternate_style": True}, "pymdownx.quotes": {"callouts": True},
+             "pymdownx.tasklist": {"custom_checkbox": True}},
+)

@@ -35,6 +35,7 @@ class Project:
         default_language: the source language (the i18n plugin's default, ``en``).
         languages: the translation languages, in mkdocs.yml order, without the default.
         config: the parsed mkdocs.yml mapping.
+        config_file: the mkdocs.yml it was read from.
     """
 
     root: Path
@@ -43,6 +44,15 @@ class Project:
     default_language: str
     languages: tuple[str, ...]
     config: dict
+    config_file: Path | None = None
+
+    @property
+    def engine(self):
+        """The site's Markdown engine (:func:`coursekit.markdown_engine.engine_for` of
+        this mkdocs.yml): what decides blocks, titles, code and prose of its pages."""
+        from .markdown_engine import engine_for
+
+        return engine_for(self.config_file or self.root / "mkdocs.yml")
 
     @classmethod
     def load(cls, config_file: Path | str = "mkdocs.yml") -> "Project":
@@ -79,6 +89,7 @@ class Project:
             default_language=default,
             languages=others,
             config=config,
+            config_file=path,
         )
 
     def pages(self) -> list[Path]:

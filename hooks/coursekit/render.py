@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from .anchors import has_own_id, heading_anchor, heading_ids
+from .markdown_engine import DEFAULT_ENGINE, MarkdownEngine
 from .segment import Segment, count_words, segment
 
 _LANG_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
@@ -62,6 +64,7 @@ def render(
     catalog: Mapping[str, str],
     accept: Callable[[Segment, str], str | None] | None = None,
     fallback_lang: str | None = None,
+    engine: MarkdownEngine | None = None,
 ) -> RenderResult:
     """Translate an English page with a catalog.
 
@@ -78,22 +81,35 @@ def render(
             ``<html lang>`` says otherwise (WCAG 2.2 success criterion 3.1.2, "Language
             of Parts"). Block titles (admonition, details, tab) are never wrapped: they
             are not always parsed as Markdown. ``None`` copies the English unchanged.
+        engine: the site's Markdown engine (see :func:`coursekit.segment.segment`;
+            default :data:`coursekit.markdown_engine.DEFAULT_ENGINE`).
+
+    A message whose translation equals its msgid is translated "as itself": its source
+    bytes are kept, line layout included. A heading without an explicit id whose text
+    changes gets the id the English heading has (`` { #id }``, computed as the site's
+    toc extension computes it), so links and the language switch keep ``#section``.
 
     Raises:
         ValueError: ``fallback_lang`` is not a language tag.
 
     Returns:
-        A :class:`RenderResult`. With an empty catalog and no ``fallback_lang``,
-        ``result.markdown == markdown`` exactly, for any input.
+        A :class:`RenderResult`. With an empty catalog, or one mapping every msgid to
+        itself, and no ``fallback_lang``, ``result.markdown == markdown`` exactly, for
+        any input.
     """
     if fallback_lang is not None and not _LANG_TAG.fullmatch(fallback_lang):
         raise ValueError(f"fallback_lang {fallback_lang!r} is not a language tag such as 'en' or 'pt-BR'")
+    engine = engine or DEFAULT_ENGINE
     lines = markdown.splitlines(keepends=True)
-    segments = segment(markdown)
+    segments = segment(markdown, engine)
     result = RenderResult(markdown=markdown, total=len(segments))
     out: list[str] = []
     line, col = 0, 0  # how far the English has been copied
+    ids: list[str | None] | None = None  # the English heading ids, computed when first needed
+    heading = -1
     for seg in segments:
+        if seg.kind == "heading":
+            heading += 1
         words = count_words(seg.msgid)
         result.words += words
         msgstr = catalog.get(seg.msgid, "")
@@ -108,15 +124,21 @@ def render(
         if (l0, c0) < (line, col):
             continue  # overlapping spans cannot happen; never write twice
         if msgstr and reason is None:
-            out.append(_copy(lines, (line, col), (l0, c0)))
-            out.append(_splice(msgstr, seg.continuation))
             result.translated += 1
             result.translated_words += words
+            if msgstr == seg.msgid:
+                continue  # translated as itself: the source bytes, line layout included
+            text = _splice(msgstr, seg.continuation)
         elif fallback_lang and not seg.kind.endswith(" title"):
-            out.append(_copy(lines, (line, col), (l0, c0)))
-            out.append(f'<span lang="{fallback_lang}">{_copy(lines, (l0, c0), (l1, c1))}</span>')
+            text = f'<span lang="{fallback_lang}">{_copy(lines, (l0, c0), (l1, c1))}</span>'
         else:
             continue
+        out.append(_copy(lines, (line, col), (l0, c0)))
+        if seg.kind == "heading" and not has_own_id(lines, seg):
+            if ids is None:
+                ids = heading_ids(markdown, engine)
+            text, (l1, c1) = heading_anchor(lines, seg, text, ids[heading] if heading < len(ids) else None)
+        out.append(text)
         line, col = l1, c1
     if not out:
         return result

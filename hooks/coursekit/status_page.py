@@ -22,7 +22,7 @@ def _title(project: Project, page: Path, language: str, catalog) -> str:
     """The page's title in a language: its first heading, translated when possible."""
     english = next((e.msgid for e in catalog or () if e.comment.startswith("heading")), None)
     if english is None:
-        segments = segment((project.docs_dir / page).read_text(encoding="utf-8"))
+        segments = segment((project.docs_dir / page).read_text(encoding="utf-8"), project.engine)
         english = next((s.msgid for s in segments if s.kind == "heading"), page.stem)
     if language == project.default_language:
         return english
@@ -38,7 +38,7 @@ def _rows(project: Project, language: str, ui: Interface) -> list[tuple[Path, st
             st = catalog_stats(catalog)
             # the share the reader sees, computed as the page's notice computes it
             source = (project.docs_dir / page).read_text(encoding="utf-8")
-            shown = render(source, po.translations(catalog), accept=accept).percent
+            shown = render(source, po.translations(catalog), accept=accept, engine=project.engine).percent
             rows.append((page, title, ui.text(PERCENT, percent=int(shown)), st.fuzzy, st.untranslated))
         else:
             rows.append((page, title, ui.text(PERCENT, percent=0), 0, 0))

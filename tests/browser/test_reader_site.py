@@ -219,3 +219,28 @@ def test_quick_check_without_javascript_reveals_the_answer(server, browser):
     assert len(checked) == 1 and options.nth(checked[0]).is_visible()
     assert quiz.locator(":scope > p").first.is_visible()
     context.close()
+
+
+FIXTURE_SITE = ROOT / "tests" / "fixture_site" / "mkdocs.yml"
+
+
+@pytest.fixture(scope="module")
+def fixture_server(tmp_path_factory):
+    """The second site (tests/fixture_site/), whose headings have no explicit ids."""
+    _require_chromium()
+    with serve_built_site(tmp_path_factory.mktemp("served-fixture"), "/widgets/", config=FIXTURE_SITE) as site_url:
+        yield site_url
+
+
+def test_language_switch_keeps_a_section_whose_heading_has_no_id(fixture_server, browser):
+    """``## Check the installation`` has no ``{ #id }``: the pseudo-locale's translated
+    heading carries the English id, so the switch lands on the same section."""
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto(f"{fixture_server}guide/install/#check-the-installation")
+    pg.locator("a.md-select__link[hreflang=fr]").first.dispatch_event("click")
+    pg.wait_for_url(re.compile(re.escape(f"{fixture_server}fr/guide/install/") + "#check-the-installation$"))
+    heading = pg.locator("h2#check-the-installation")
+    assert heading.count() == 1
+    assert "Chéçк тhé íñšтálláтíóñ" in heading.inner_text()  # its own slug would be chec-he-insallaion
+    context.close()

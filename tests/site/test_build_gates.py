@@ -182,3 +182,15 @@ def test_gh_deploy_strict_refuses_a_changed_program_before_pushing(project, tmp_
     assert UNVERIFIED in proc.stderr
     branches = subprocess.run(["git", "branch", "--list"], cwd=remote, capture_output=True, text=True).stdout
     assert "gh-pages" not in branches  # nothing was published
+
+
+def test_a_changed_program_shows_no_output_from_its_old_record(project):
+    build(project, strict=False)
+    before = html(project, "ru", "ddp-basics").select("article details.course-output")
+    assert len(before) == 1 and "epoch 2: loss" in before[0].get_text()
+    program = project / "snippets" / "ddp_basics" / "train.py"
+    program.write_bytes(program.read_bytes() + b"\n")
+    assert build(project, strict=True).returncode != 0
+    build(project, strict=False)
+    for language in LANGUAGES:
+        assert html(project, language, "ddp-basics").select("article details.course-output") == [], language

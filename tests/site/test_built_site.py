@@ -45,9 +45,12 @@ def site(tmp_path_factory) -> Path:
 
 
 def code_blocks(soup: BeautifulSoup) -> list[str]:
-    """The text of every highlighted code block of the article, line numbers left out."""
+    """The text of every highlighted code block of the article, line numbers left out
+    (the verified output under launch commands is not code: see the output test)."""
     blocks = []
     for block in soup.select("article div.highlight"):
+        if block.find_parent("details", class_="course-output"):
+            continue
         code = block.select_one("td.code pre code") or block.select_one("pre code")
         blocks.append(code.get_text().rstrip("\n"))
     return blocks
@@ -64,7 +67,7 @@ def test_every_language_has_its_own_tree_of_every_page(site):
 def test_pages_carry_their_language_and_translated_title(site, language, page):
     soup = soup_of(site, language, page)
     assert soup.html["lang"] == language
-    english_title = segment((PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8"))[0].msgid
+    english_title = segment((PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8"), PROJECT.engine)[0].msgid
     if language == PROJECT.default_language:
         expected = english_title
     else:
@@ -266,3 +269,36 @@ def test_the_shared_template_cache_changes_no_byte_of_the_site(site, tmp_path):
     assert built == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     different = [p for p in built if (site / p).read_bytes() != (out / p).read_bytes()]
     assert different == []
+
+
+def _launch_blocks(soup: BeautifulSoup) -> list:
+    """The article's launch command blocks (a highlighted block whose text starts a job)."""
+    return [b for b in soup.select("article div.highlight")
+            if not b.find_parent("details") and re.search(r"(^|\s)(torchrun|sbatch) ", b.get_text())]
+
+
+@pytest.mark.parametrize("page", LESSONS)
+def test_under_each_launch_command_the_verified_run_s_output_per_rank(site, page):
+    """The output shown is the record's, for the program's current content, in every language."""
+    import json
+
+    records = json.loads((ROOT / "snippets" / "verification.json").read_text(encoding="utf-8"))
+    source = (PROJECT.docs_dir / f"{page}.md").read_text(encoding="utf-8")
+    programs = re.findall(r'^--8<-- "([^":]+):launch"$', source, re.M)
+    assert programs, page
+    for language in LANGUAGES:
+        soup = soup_of(site, language, page)
+        outputs = soup.select("article details.course-output")
+        shown = [p for p in programs if any(r.get("output") for r in records.get(p, {}).values())]
+        assert len(outputs) == len(shown), (language, page)
+        for program, details in zip(shown, outputs):
+            record = records[program].get("cpu-gloo") or records[program]["cuda-nccl"]
+            assert "torch " + record["torch"] in details.summary.get_text()
+            blocks = details.select("div.tabbed-block")
+            assert len(blocks) == len(record["output"]), (language, program)
+            for block, lines in zip(blocks, record["output"].values()):
+                code = block.select_one("pre code")
+                assert (code.get_text().rstrip("\n").split("\n") if code else []) == lines, (language, program)
+        if language != PROJECT.default_language:
+            english = soup_of(site, PROJECT.default_language, page).select("article details.course-output")
+            assert [d.summary.get_text() for d in outputs] != [d.summary.get_text() for d in english], language
