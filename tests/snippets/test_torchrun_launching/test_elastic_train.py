@@ -2,8 +2,8 @@
 
 The page's line twice: once with one worker killed in the middle of training (torchrun
 must restart the workers and they must carry on from the last checkpoint), once left
-alone as the reference. The kill is what the page asks the reader to try; nothing else
-is done to the job.
+alone as the reference. The kill is the failure the page describes ("if a worker dies in
+the middle of epoch 1"); nothing else is done to the job.
 """
 from __future__ import annotations
 
