@@ -7,6 +7,8 @@ launch to c10d on ``localhost:0``).
 """
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from conftest import SNIPPETS, bare_run_test
@@ -50,7 +52,9 @@ def test_each_job_gets_a_free_port_of_its_own_not_29500(jobs):
     assert all(len(p) == 1 for p in ports)  # one store per job
     assert ports[0].isdisjoint(ports[1])
     assert "29500" not in ports[0] | ports[1]
-    assert {line["addr"] for job in jobs for line in store_lines(job)} == {"localhost"}  # c10d on localhost:0
+    # c10d's store runs on the agent's host, which torchrun names by its fully qualified host
+    # name (torch/distributed/elastic/agent/server/api.py, _get_fq_hostname); "localhost" here
+    assert {line["addr"] for job in jobs for line in store_lines(job)} == {socket.getfqdn(socket.gethostname())}
 
 
 def test_each_job_gets_a_random_rendezvous_id(jobs):
