@@ -1,15 +1,17 @@
-"""Train with DDP, checkpoint every epoch, and resume from the last checkpoint after a restart.
+"""Train with DDP, checkpoint every few steps, and resume mid-epoch after a restart.
 
 The lesson docs/torchrun-launching.md shows this program and its launch command; the
-test in tests/snippets/test_torchrun_launching/test_elastic_train.py runs exactly that command, kills one
-worker in the middle of training, and checks that torchrun restarted the workers and
-that they carried on from the last checkpoint.
+test in tests/snippets/test_torchrun_launching/test_elastic_train.py runs exactly that
+command, kills one worker in the middle of an epoch, and checks that torchrun restarted
+the workers and that they carried on from the last checkpoint, at the step where it was
+taken, to the same weights as a run that was never interrupted.
 
 --8<-- [start:launch]
 TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --standalone --nproc-per-node=2 --max-restarts=1 elastic_train.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import itertools
 import os
 from pathlib import Path
 
@@ -19,8 +21,9 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-EPOCHS = 12
+EPOCHS = 4
 BATCH_SIZE = 32  # per process
+SAVE_EVERY = 10  # optimizer steps between checkpoints
 CHECKPOINT = Path("checkpoint.pt")  # on multi-node jobs: a path every node can read
 
 
@@ -36,7 +39,7 @@ def setup() -> torch.device:
     return device
 
 
-def make_dataset(n_samples: int = 4096) -> TensorDataset:
+def make_dataset(n_samples: int = 2048) -> TensorDataset:
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(n_samples, 32, generator=generator)
     y = torch.sin(x[:, :1]) + x[:, 1:2] ** 2 + 0.1 * torch.randn(n_samples, 1, generator=generator)
@@ -48,8 +51,9 @@ def make_model() -> nn.Module:
 
 
 # --8<-- [start:save]
-def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int) -> None:
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int, step: int) -> None:
+    """Save everything needed to continue with batch ``step`` of ``epoch``."""
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step}
     tmp = CHECKPOINT.with_suffix(".tmp")
     torch.save(state, tmp)
     os.replace(tmp, CHECKPOINT)  # atomic: a crash never leaves a half-written checkpoint
@@ -57,21 +61,19 @@ def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: i
 
 
 # --8<-- [start:load]
-def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> int:
-    """Restore the last checkpoint, if any; return the first epoch still to train."""
+def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> tuple[int, int]:
+    """Restore the last checkpoint, if any; return (epoch, step) to continue from."""
     if not CHECKPOINT.exists():
-        return 0
+        return 0, 0
     state = torch.load(CHECKPOINT, map_location=device, weights_only=True)
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
-    return state["epoch"] + 1
+    return state["epoch"], state["step"]
 # --8<-- [end:load]
 
 
-def main() -> None:
-    device = setup()
+def train(device: torch.device) -> None:
     rank = dist.get_rank()
-
     dataset = make_dataset()
     sampler = DistributedSampler(dataset, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
@@ -80,27 +82,33 @@ def main() -> None:
     torch.manual_seed(0)
     model = make_model().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    start_epoch = load_checkpoint(model, optimizer, device)  # every rank loads it
+    start_epoch, start_step = load_checkpoint(model, optimizer, device)  # every rank loads it
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     if rank == 0:
         restarts = os.environ["TORCHELASTIC_RESTART_COUNT"]
-        print(f"restart {restarts}: starting at epoch {start_epoch} of {EPOCHS}")
+        print(f"restart {restarts}: starting at epoch {start_epoch}, step {start_step} of {len(loader)}")
     # --8<-- [end:resume]
 
     # --8<-- [start:train]
     for epoch in range(start_epoch, EPOCHS):
-        sampler.set_epoch(epoch)  # the same order as an uninterrupted run
-        for x, y in loader:
+        sampler.set_epoch(epoch)  # the same order as in an uninterrupted run
+        skip = start_step if epoch == start_epoch else 0  # batches trained before the restart
+        for step, (x, y) in enumerate(itertools.islice(loader, skip, None), start=skip):
             x, y = x.to(device), y.to(device)
             optimizer.zero_grad()
             loss = nn.functional.mse_loss(ddp_model(x), y)
             loss.backward()
             optimizer.step()
-        if rank == 0:
-            save_checkpoint(model, optimizer, epoch)
-            print(f"epoch {epoch}: loss {loss.item():.4f}, checkpoint saved")
+            done = epoch * len(loader) + step + 1  # optimizer steps since the start of training
+            if rank == 0 and (done % SAVE_EVERY == 0 or done == EPOCHS * len(loader)):
+                save_checkpoint(model, optimizer, *divmod(done, len(loader)))
+                print(f"epoch {epoch} step {step}: loss {loss.item():.4f}, checkpoint saved")
     # --8<-- [end:train]
 
+
+def main() -> None:
+    device = setup()
+    train(device)
     dist.destroy_process_group()
 
 

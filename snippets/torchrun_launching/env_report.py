@@ -9,6 +9,7 @@ torchrun --standalone --nproc-per-node=2 env_report.py
 time-limit: 90 s
 """
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -25,20 +26,22 @@ TORCHRUN_VARIABLES = (
     "TORCHELASTIC_RESTART_COUNT",  # restarts used up after worker failures
     "TORCHELASTIC_MAX_RESTARTS",
     "TORCHELASTIC_RUN_ID",  # the rendezvous id
+    "OMP_NUM_THREADS",  # 1 when several workers share a node and it was not set
 )
 
 
 def main() -> None:
     # --8<-- [start:report]
     given = {name: os.environ[name] for name in TORCHRUN_VARIABLES}
-    print(f"pid {os.getpid()}: " + " ".join(f"{name}={value}" for name, value in given.items()))
+    line = f"pid {os.getpid()}: " + " ".join(f"{name}={value}" for name, value in given.items())
+    sys.stdout.write(line + "\n")  # one write per line, so that lines of workers sharing a terminal never merge
 
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if backend == "nccl":
         torch.cuda.set_device(int(given["LOCAL_RANK"]))
     dist.init_process_group(backend=backend)  # reads RANK, WORLD_SIZE, MASTER_ADDR/PORT
     rank, world_size = dist.get_rank(), dist.get_world_size()
-    print(f"process group: rank {rank} of {world_size}, backend {dist.get_backend()}")
+    sys.stdout.write(f"process group: rank {rank} of {world_size}, backend {dist.get_backend()}\n")
     # --8<-- [end:report]
 
     dist.barrier()  # every worker joined the same group

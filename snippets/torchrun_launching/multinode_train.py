@@ -12,6 +12,7 @@ torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEA
 time-limit: 120 s
 """
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -44,20 +45,19 @@ def make_dataset(n_samples: int = 512) -> TensorDataset:
     return TensorDataset(x, y)
 
 
-def main() -> None:
-    device = setup()
+def train(device: torch.device) -> None:
     # --8<-- [start:whoami]
     rank, world_size = dist.get_rank(), dist.get_world_size()
     node = int(os.environ["GROUP_RANK"])
     local_rank = int(os.environ["LOCAL_RANK"])
-    print(f"node {node}, local rank {local_rank}: rank {rank} of {world_size} on {device}")
+    sys.stdout.write(f"node {node}, local rank {local_rank}: rank {rank} of {world_size} on {device}\n")  # one write
     # --8<-- [end:whoami]
 
     dataset = make_dataset()
     sampler = DistributedSampler(dataset, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=BATCH_SIZE, sampler=sampler)
 
-    torch.manual_seed(0)
+    torch.manual_seed(rank)  # different on every rank: DDP copies rank 0's weights to all of them
     model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.05)
@@ -73,8 +73,14 @@ def main() -> None:
         if rank == 0:
             print(f"epoch {epoch}: loss {loss.item():.4f}")
 
-    dist.destroy_process_group()
+
+# --8<-- [start:teardown]
+def main() -> None:
+    device = setup()
+    train(device)  # the model, the optimizer and the DDP wrapper are local to train()
+    dist.destroy_process_group()  # every rank, once, after the last collective
 
 
 if __name__ == "__main__":
     main()
+# --8<-- [end:teardown]

@@ -2,8 +2,8 @@
 
 The page's line twice: once with one worker killed in the middle of training (torchrun
 must restart the workers and they must carry on from the last checkpoint), once left
-alone as the reference. The kill is what the page asks the reader to try; nothing else
-is done to the job.
+alone as the reference. The kill is the failure the page describes ("if a worker dies in
+the middle of epoch 1"); nothing else is done to the job.
 """
 from __future__ import annotations
 
@@ -23,15 +23,16 @@ from verification_plugin import effective_line, hardware_env
 PROGRAM = SNIPPETS / "torchrun_launching" / "elastic_train.py"
 SPEC = read_spec(PROGRAM)
 elastic = import_program(PROGRAM)
-KILL_AFTER_EPOCH = 1  # kill a worker once this epoch's checkpoint is saved
-_EPOCH_LINE = re.compile(r"^epoch (?P<epoch>\d+): loss (?P<loss>[\d.]+), checkpoint saved$", re.M)
-_START_LINE = re.compile(r"^restart (?P<restart>\d+): starting at epoch (?P<epoch>\d+) of (?P<epochs>\d+)$", re.M)
+KILL_AFTER_EPOCH = 1  # kill a worker once a checkpoint of this epoch is saved
+_SAVED = re.compile(r"^epoch (?P<epoch>\d+) step (?P<step>\d+): loss (?P<loss>[\d.]+), checkpoint saved$", re.M)
+_START = re.compile(r"^restart (?P<restart>\d+): starting at epoch (?P<epoch>\d+), step (?P<step>\d+) of (?P<steps>\d+)$", re.M)
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/elastic_train.py")]
 
 
-def _saved_epochs(stdout: str) -> list[int]:
-    return [int(m["epoch"]) for m in _EPOCH_LINE.finditer(stdout)]
+def _saved(stdout: str) -> list[tuple[int, int]]:
+    """(epoch, step) of every checkpoint rank 0 reported saving, in order."""
+    return [(int(m["epoch"]), int(m["step"])) for m in _SAVED.finditer(stdout)]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
     victim = None
     while job.popen.poll() is None and time.monotonic() - started < limit:
         log = next(job.job_dir.glob("logs/*/attempt_0/0/stdout.log"), None)
-        if log is not None and KILL_AFTER_EPOCH in _saved_epochs(log.read_text()):
+        if log is not None and any(epoch >= KILL_AFTER_EPOCH for epoch, _ in _saved(log.read_text())):
             victim = int((job.job_dir / "harness" / f"pid-{victim_rank}-0").read_text())
             try:
                 os.kill(victim, signal.SIGKILL)
@@ -83,10 +84,24 @@ def test_the_page_sets_what_restarts_need(elastic_runs):
     assert elastic_runs["interrupted"].env["PATH"]  # and the job ran with the page's line alone
 
 
+def _steps_per_epoch(job) -> int:
+    return int(_START.search(job.stdout(0, attempt=0))["steps"])
+
+
 def test_the_kill_landed_in_the_middle_of_training(elastic_runs):
-    saved = _saved_epochs(elastic_runs["interrupted"].stdout(0, attempt=0))
-    assert saved and saved[-1] >= KILL_AFTER_EPOCH
-    assert saved[-1] < elastic.EPOCHS - 1, "the first attempt finished before the kill: nothing was interrupted"
+    job = elastic_runs["interrupted"]
+    saved = _saved(job.stdout(0, attempt=0))
+    assert saved and saved[-1][0] >= KILL_AFTER_EPOCH
+    assert saved[-1] < (elastic.EPOCHS - 1, _steps_per_epoch(job) - 1), "the first attempt finished before the kill"
+
+
+def test_checkpoints_are_taken_every_few_steps_not_only_per_epoch(elastic_runs):
+    reference = elastic_runs["reference"]
+    steps = _steps_per_epoch(reference)
+    done = [epoch * steps + step + 1 for epoch, step in _saved(reference.stdout(0))]
+    total = elastic.EPOCHS * steps
+    assert done == sorted({*range(elastic.SAVE_EVERY, total + 1, elastic.SAVE_EVERY), total})
+    assert any(d % steps for d in done)  # most of them in the middle of an epoch
 
 
 def test_torchrun_restarted_every_worker_once(elastic_runs):
@@ -102,32 +117,33 @@ def test_torchrun_restarted_every_worker_once(elastic_runs):
     assert pids_alive(list(first.values()) + list(second.values())) == []
     for rank in range(n):
         assert job.records[rank]["restart"] == 1  # TORCHELASTIC_RESTART_COUNT in the new workers
-    start = _START_LINE.search(job.stdout(0, attempt=1))
+    start = _START.search(job.stdout(0, attempt=1))
     assert start and start["restart"] == "1"
 
 
-def test_training_resumed_from_the_last_checkpoint(elastic_runs):
+def test_training_resumed_mid_epoch_at_the_step_after_the_last_checkpoint(elastic_runs):
     job = elastic_runs["interrupted"]
-    before = _saved_epochs(job.stdout(0, attempt=0))
-    after = _saved_epochs(job.stdout(0, attempt=1))
-    last = before[-1]
-    assert before == list(range(last + 1))
-    start = _START_LINE.search(job.stdout(0, attempt=1))
-    assert int(start["epoch"]) == last + 1
-    # no epoch lost, none repeated past the checkpoint: on every rank, the restarted
-    # workers iterated exactly the epochs after it, once each
-    assert after == list(range(last + 1, elastic.EPOCHS))
+    steps = _steps_per_epoch(job)
+    last_epoch, last_step = _saved(job.stdout(0, attempt=0))[-1]
+    start = _START.search(job.stdout(0, attempt=1))
+    resumed_at = (int(start["epoch"]), int(start["step"]))
+    assert resumed_at == divmod(last_epoch * steps + last_step + 1, steps)
+    assert resumed_at[1] != 0, "resumed at an epoch boundary: the mid-epoch path was not exercised"
+    # the restarted workers went through the epochs from the resumed one on, once each,
+    # each in the order an uninterrupted run uses (set_epoch)
+    reference = elastic_runs["reference"]
     for rank in range(job.world_size):
-        epochs = [epoch for epoch, _ in job.records[rank]["sampler_epochs"]]
-        assert epochs == list(range(last + 1, elastic.EPOCHS)), f"rank {rank}"
+        epochs = job.records[rank]["sampler_epochs"]
+        assert [e for e, _ in epochs] == list(range(resumed_at[0], elastic.EPOCHS)), f"rank {rank}"
+        expected = dict(reference.records[rank]["sampler_epochs"])
+        assert all(indices == expected[e] for e, indices in epochs), f"rank {rank}"
 
 
 def test_the_resumed_run_follows_the_uninterrupted_one(elastic_runs):
     job, reference = elastic_runs["interrupted"], elastic_runs["reference"]
-    losses = lambda stdout: [(m["epoch"], m["loss"]) for m in _EPOCH_LINE.finditer(stdout)]
+    losses = lambda stdout: [(m["epoch"], m["step"], m["loss"]) for m in _SAVED.finditer(stdout)]
     resumed = losses(job.stdout(0, attempt=0)) + losses(job.stdout(0, attempt=1))
-    assert resumed == losses(reference.stdout(0))
-    assert len(resumed) == elastic.EPOCHS
+    assert resumed == losses(reference.stdout(0))  # no step lost, none done twice
 
 
 def test_final_parameters_equal_an_uninterrupted_run(elastic_runs):
@@ -139,10 +155,10 @@ def test_final_parameters_equal_an_uninterrupted_run(elastic_runs):
         for name in expected:
             assert torch.equal(state[name], expected[name]), f"rank {rank}: {name}"
     checkpoint = torch.load(job.workdir / elastic.CHECKPOINT, weights_only=True)
-    assert checkpoint["epoch"] == elastic.EPOCHS - 1
+    assert (checkpoint["epoch"], checkpoint["step"]) == (elastic.EPOCHS, 0)  # saved after the last step
     for name in expected:
         assert torch.equal(checkpoint["model"][name], expected[name]), name
 
 
 test_bare_run = bare_run_test(PROGRAM, reference="reference_run",
-                              stdout=(r"^restart 0: starting at epoch 0 of \d+$", r"^epoch \d+: loss [\d.]+, checkpoint saved$"))
+                              stdout=(r"^restart 0: starting at epoch 0, step 0 of \d+$", r"^epoch \d+ step \d+: loss [\d.]+, checkpoint saved$"))

@@ -6,10 +6,13 @@ worker, read from what the worker printed and from the harness records, and that
 """
 from __future__ import annotations
 
+import argparse
+import os
 import re
 import time
 
 import pytest
+import torch
 
 from conftest import SNIPPETS, bare_run_test, copy_snippet, import_program
 from coursekit.runspec import read_spec, torchrun_shape
@@ -21,7 +24,7 @@ SPEC = read_spec(PROGRAM)
 env_report = import_program(PROGRAM)
 # the variables the page says torchrun sets for every worker
 PAGE_VARIABLES = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
-                  "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID"}
+                  "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "OMP_NUM_THREADS"}
 _GIVEN = re.compile(r"^pid (?P<pid>\d+): (?P<pairs>.*)$", re.M)
 _GROUP = re.compile(r"^process group: rank (?P<rank>\d+) of (?P<size>\d+), backend (?P<backend>\w+)$", re.M)
 
@@ -111,6 +114,94 @@ def test_standalone_jobs_side_by_side_get_their_own_port(env_jobs):
     assert first.isdisjoint(second)
     ids = [{r["env"]["TORCHELASTIC_RUN_ID"] for r in _reports(job)} for job in env_jobs]
     assert ids[0].isdisjoint(ids[1])
+
+
+def test_several_workers_on_a_node_get_one_omp_thread_each(env_jobs):
+    for job in env_jobs:
+        assert job.world_size > 1
+        assert all(r["env"]["OMP_NUM_THREADS"] == "1" for r in _reports(job))
+        assert "Setting OMP_NUM_THREADS environment variable for each process to be 1" in job.agent_output
+
+
+# What the page says about torchrun's own options, checked against torch's parser and
+# helpers (torch/distributed/run.py, torch/distributed/argparse_util.py).
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """Each optional argument by its longest option string (the one torchrun names its
+    PET_ variable after), --help left out."""
+    return {max(a.option_strings, key=len): a for a in parser._actions
+            if a.option_strings and not isinstance(a, argparse._HelpAction)}
+
+
+def test_most_options_can_come_from_a_pet_variable_but_not_all():
+    from torch.distributed.argparse_util import check_env, env
+    from torch.distributed.run import get_args_parser
+
+    options = _options(get_args_parser())
+    without = {name for name, action in options.items() if not isinstance(action, (env, check_env))}
+    assert without == {"--logs-specs", "--numa-binding"}  # the page's list, and no other
+    assert len(options) - len(without) > 25  # "most"
+    for name in ("--duplicate-stdout-filters", "--duplicate-stderr-filters", "--nproc-per-node", "--standalone"):
+        assert name not in without, name
+
+
+def test_a_pet_variable_is_the_option_in_capitals_and_the_command_line_wins(monkeypatch):
+    from torch.distributed.run import get_args_parser
+
+    monkeypatch.setenv("PET_NPROC_PER_NODE", "3")
+    monkeypatch.setenv("PET_STANDALONE", "1")
+    parser = get_args_parser()  # the variables are read when the parser is built
+    assert parser.parse_args(["train.py"]).nproc_per_node == "3"
+    assert parser.parse_args(["train.py"]).standalone is True
+    assert parser.parse_args(["--nproc-per-node=2", "train.py"]).nproc_per_node == "2"
+    monkeypatch.setenv("PET_LOGS_SPECS", "whatever")
+    assert get_args_parser().parse_args(["train.py"]).logs_specs is None  # no variable for this one
+
+
+def test_nproc_per_node_accepts_a_number_cpu_gpu_and_auto():
+    from torch.distributed.run import determine_local_world_size
+
+    assert determine_local_world_size("3") == 3
+    cpus = len(os.sched_getaffinity(0))  # the logical CPUs this process may use
+    assert determine_local_world_size("cpu") == cpus
+    if torch.cuda.is_available():
+        assert determine_local_world_size("gpu") == torch.cuda.device_count()
+        assert determine_local_world_size("auto") == torch.accelerator.device_count()
+    else:
+        with pytest.raises(ValueError, match="Cuda is not available"):
+            determine_local_world_size("gpu")
+        assert determine_local_world_size("auto") == cpus
+
+
+def test_workers_run_unbuffered_and_print_writes_the_newline_separately():
+    # Why the programs write each line in one call: torchrun starts every worker with
+    # `python -u` (torch/distributed/run.py), and under -u print() hands the text and the
+    # newline to the OS in two writes, between which another worker's line can land.
+    import io
+
+    from torch.distributed.run import config_from_args, parse_args
+
+    _, cmd, cmd_args = config_from_args(parse_args(["--standalone", "--nproc-per-node=2", "train.py"]))
+    assert cmd_args[:2] == ["-u", "train.py"]
+
+    class Writes(io.RawIOBase):
+        def __init__(self):
+            self.calls = []
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            self.calls.append(bytes(b))
+            return len(b)
+
+    raw = Writes()
+    unbuffered = io.TextIOWrapper(raw, write_through=True)  # what -u makes of sys.stdout
+    print("rank 0 of 2", file=unbuffered)
+    assert raw.calls == [b"rank 0 of 2", b"\n"]
+    raw.calls.clear()
+    unbuffered.write("rank 0 of 2\n")
+    assert raw.calls == [b"rank 0 of 2\n"]
 
 
 test_bare_run = bare_run_test(PROGRAM, reference="env_job",

@@ -31,7 +31,8 @@ def nodes(tmp_path_factory, pytestconfig) -> list[JobResult]:
     assert nnodes == 2
     assert "--rdzv-backend=c10d" in line.argv
     cwds = [copy_snippet(PROGRAM, tmp_path_factory.mktemp(f"node{i}")).parent for i in range(nnodes)]
-    results = run_nodes(line, cwds, SPEC.time_limit_s, hardware=hardware_env(nproc, nnodes))
+    results = run_nodes(line, cwds, SPEC.time_limit_s, hardware=hardware_env(nproc, nnodes),
+                        plugins=("record_torchrun_launching",))
     for result in results:
         result.world_size = nproc * nnodes
         result.check_exit()
@@ -82,6 +83,78 @@ def test_all_four_ranks_end_with_identical_parameters(nodes):
             assert torch.equal(states[0][name], other[name]), name
     before = nodes[0].records[min(nodes[0].records)]["first_step"]["before"]
     assert any(not torch.equal(before[n], states[0][n]) for n in before)  # it trained
+
+
+def _built_by(rank: int) -> dict:
+    """The weights rank ``rank`` builds before DDP (the program seeds with its rank)."""
+    torch.manual_seed(rank)
+    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).state_dict()
+
+
+def test_ranks_start_from_different_weights_and_ddp_makes_them_equal(nodes):
+    # each rank seeds with its own rank, so equal weights at the first forward can only
+    # come from DDP's broadcast of rank 0's weights at construction
+    rank0, rank1 = _built_by(0), _built_by(1)
+    assert any(not torch.equal(rank0[n], rank1[n]) for n in rank0)
+    for node in nodes:
+        for rank, rec in node.records.items():
+            before = rec["first_step"]["before"]
+            assert all(torch.equal(before[n], rank0[n]) for n in rank0), f"rank {rank}"
+
+
+def test_destroy_process_group_shuts_down_every_group_on_every_rank(nodes):
+    for node in nodes:
+        for rank, rec in node.records.items():
+            teardown = rec["extra"]["teardown"]
+            assert rec["destroyed"], f"rank {rank}"
+            assert teardown["during_destroy"] == teardown["shutdowns"] == 1, f"rank {rank}: {teardown}"  # one group
+            assert teardown["initialized_after"] is False
+
+
+_DDP_CYCLE_CHECK = """
+import gc, weakref
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+gc.disable()
+ddp = DDP(nn.Linear(8, 1))
+ref = weakref.ref(ddp)
+del ddp
+print("alive after del:", ref() is not None)
+gc.collect()
+print("alive after gc.collect():", ref() is not None)
+dist.destroy_process_group()
+"""
+
+
+def test_a_ddp_wrapper_is_freed_by_the_cycle_collector_not_when_its_last_name_goes():
+    # why returning from train() does not free the model at once (the page's teardown section)
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _DDP_CYCLE_CHECK], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "alive after del: True" in out.stdout
+    assert "alive after gc.collect(): False" in out.stdout
+
+
+def test_the_agents_log_folder_is_named_after_the_rendezvous_id(nodes):
+    for node in nodes:
+        (run_dir,) = (node.job_dir / "logs").iterdir()
+        assert run_dir.name.startswith("lesson4_"), run_dir.name  # --rdzv-id plus a random suffix
+        assert sorted(p.name for p in (run_dir / "attempt_0").iterdir()) == ["0", "1"]
+
+
+def test_rendezvous_timeouts_the_page_gives():
+    # torch/distributed/elastic/rendezvous/dynamic_rendezvous.py: how long agents wait for
+    # missing nodes (join, 600 s) and for more nodes once MIN have joined (last call, 30 s)
+    from torch.distributed.elastic.rendezvous.dynamic_rendezvous import RendezvousTimeout
+
+    timeout = RendezvousTimeout()
+    assert timeout.join.total_seconds() == 600
+    assert timeout.last_call.total_seconds() == 30
 
 
 test_bare_run = bare_run_test(PROGRAM, reference="nodes", stdout=(r"^node [01], local rank [01]: rank 3 of 4 on ", r"^epoch 1: loss "))

@@ -1,0 +1,43 @@
+"""monitored_barrier names the rank that did not arrive.
+
+Rank 1 stands for a rank stuck in its own work (a slow file system, a deadlock in a
+data-loading thread); the others wait for it at a monitored_barrier, which gives up after
+its timeout and says which rank it waited for. The lesson docs/torchrun-launching.md shows
+this program; the test in tests/snippets/test_torchrun_launching/test_find_stuck_rank.py
+reads rank 0's error.
+
+--8<-- [start:launch]
+torchrun --standalone --nproc-per-node=2 find_stuck_rank.py
+--8<-- [end:launch]
+time-limit: 120 s
+outcome: fails
+"""
+import os
+import time
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+
+def main() -> None:
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if torch.cuda.is_available():
+        torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend="nccl")
+    else:
+        dist.init_process_group(backend="gloo")
+    rank = dist.get_rank()
+    # --8<-- [start:monitor]
+    monitor = dist.new_group(backend="gloo")  # monitored_barrier runs on gloo, whatever the job's backend
+
+    if rank == 1:
+        time.sleep(3600)  # stands for a rank stuck in its own work
+    print(f"rank {rank}: at the monitored barrier", flush=True)
+    dist.monitored_barrier(group=monitor, timeout=timedelta(seconds=10), wait_all_ranks=True)
+    # --8<-- [end:monitor]
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
