@@ -158,7 +158,7 @@ def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
     assert notice.a["href"] == f"../../{name}/" and notice.a["hreflang"] == "en"
     status = built.html(language, "translation-status")
     row = next(tr for tr in status.select("tbody tr") if tr.a and tr.a["href"].startswith(f"../{name}"))
-    assert [td.get_text() for td in row.select("td")][1:] == ["0 %", "—", "ingen katalog"]
+    assert [td.get_text() for td in row.select("td")][1:] == ["0\u00a0%", "—", "ingen katalog"]
     english = built.html("en", "translation-status")
     row = next(tr for tr in english.select("tbody tr") if tr.a and tr.a["href"] == f"../{language}/{name}/")
     assert [td.get_text() for td in row.select("td")][2:] == ["0%", "—", "no catalog"]

@@ -238,7 +238,7 @@ def test_a_missing_catalog_is_reported_counted_and_named_on_the_status_page(tmp_
     assert "i18n/sv/torchrun-launching.po: 0.0% translated, below --min 50%" in stats.err
     ui = Interface(po.load_cached(project.site_catalog_path("sv")))
     row = next(line for line in status_markdown(project, "sv", ui).splitlines() if "(torchrun-launching.md)" in line)
-    assert row.endswith("| 0 % | — | ingen katalog |"), row
+    assert row.endswith("| 0\u00a0% | — | ingen katalog |"), row
     assert ui.text(STATUS_NO_CATALOG) == "ingen katalog"
     english = status_markdown(project, "en", Interface())
     assert any(line.startswith("| sv |") and "torchrun-launching" in line and line.endswith("| — | no catalog |")
