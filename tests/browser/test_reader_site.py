@@ -204,13 +204,14 @@ def test_quick_check_gives_feedback_in_the_pages_language(server, page, language
     quiz.locator("summary").click()
     form = quiz.locator("form.course-quiz")
     radios = form.locator("input[type=radio]")
-    assert radios.count() == 3
-    right = [i for i in range(3) if radios.nth(i).get_attribute("data-right") == "true"]
+    n = radios.count()  # the options of the lesson's first question
+    assert n >= 3
+    right = [i for i in range(n) if radios.nth(i).get_attribute("data-right") == "true"]
     assert len(right) == 1
     explanation = quiz.locator(":scope > p").first
     assert explanation.is_hidden()
     # keyboard only: focus a wrong option, select it, submit with Enter on the button
-    wrong = next(i for i in range(3) if i not in right)
+    wrong = next(i for i in range(n) if i not in right)
     radios.nth(wrong).focus()
     page.keyboard.press("Space")
     assert form.locator("button").inner_text() == strings["check"]
@@ -232,8 +233,9 @@ def test_quick_check_without_javascript_reveals_the_answer(server, browser):
     quiz = pg.locator("details.quiz").first
     quiz.locator("summary").click()
     options = quiz.locator("li.task-list-item")
-    assert options.count() == 3
-    checked = [i for i in range(3) if options.nth(i).locator("input[checked]").count()]
+    n = options.count()
+    assert n >= 3
+    checked = [i for i in range(n) if options.nth(i).locator("input[checked]").count()]
     assert len(checked) == 1 and options.nth(checked[0]).is_visible()
     assert quiz.locator(":scope > p").first.is_visible()
     context.close()
