@@ -9,6 +9,10 @@ job hangs, and lets the runner stop it at the time limit.
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 stuck.py
 --8<-- [end:launch]
+While it hangs, from another terminal, for the process id of each worker:
+--8<-- [start:stacks]
+py-spy dump --pid PID
+--8<-- [end:stacks]
 time-limit: 60 s
 outcome: hangs
 """

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 import signal
+import shlex
 import subprocess
 import time
 
 import pytest
 
-from conftest import SNIPPETS, bare_run_test, copy_snippet, run_snippet
+from conftest import SNIPPETS, bare_run_test, copy_snippet, run_snippet, snippet_section
 from coursekit.runspec import read_spec, torchrun_shape
 from torchjob import VENV_BIN, finish, launch
 from verification_plugin import effective_line, hardware_env
@@ -51,8 +52,9 @@ def probed(tmp_path_factory, pytestconfig):
     pids = {int(m["rank"]): int(m["pid"]) for m in _LOSS.finditer(out())}
     dumps = {}
     for rank, pid in sorted(pids.items()):
-        dump = subprocess.run([str(VENV_BIN / "py-spy"), "dump", "--pid", str(pid)],
-                              capture_output=True, text=True, timeout=30)
+        # the page's command (the program's "stacks" section), for this worker's process id
+        argv = shlex.split(snippet_section(PROGRAM, "stacks").replace("PID", str(pid)))
+        dump = subprocess.run([str(VENV_BIN / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=30)
         dumps[rank] = dump.stdout + dump.stderr
     faults = {}
     for rank, pid in sorted(pids.items()):
