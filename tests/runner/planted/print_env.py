@@ -1,8 +1,13 @@
-"""Planted probe: every rank prints the names of its environment variables, one per line."""
+"""Planted probe: every rank prints the names of its environment variables, one per line.
+
+The block goes out in one write: torchrun runs workers with ``python -u``, where ``print``
+writes the text and its newline separately, so two ranks printing at once could share a line.
+"""
 import os
+import sys
 
 import torch.distributed as dist
 
 dist.init_process_group("gloo")
-print("\n".join(f"env {name}" for name in sorted(os.environ)))
+sys.stdout.write("".join(f"env {name}\n" for name in sorted(os.environ)))  # one write, under PIPE_BUF
 dist.destroy_process_group()
