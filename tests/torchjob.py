@@ -157,6 +157,9 @@ class JobResult:
         if self.leftovers:
             head += f"processes left running (killed): {self.leftovers}\n"
         parts = [head]
+        errors = _error_lines(self.agent_output) if self.bare else []
+        if errors:  # a bare run's workers share torchrun's terminal: show their last words first
+            parts.append("=== error lines of torchrun and its workers ===\n" + "\n".join(errors[-TAIL_LINES:]))
         first = self.first_failing()
         if first is not None:
             tb = first.stderr[first.stderr.index("Traceback (most recent call last)"):]
@@ -206,6 +209,16 @@ class JobResult:
         for rank, rec in self.records.items():
             assert rec["world_size"] == world_size, f"rank {rank} ran with world size {rec['world_size']}, expected {world_size}"
             assert rec["destroyed"], f"rank {rank} never reached destroy_process_group\n{self.report()}"
+
+
+_ERROR_LINE = re.compile(r"terminate called|what\(\):|Error|Exception|Fatal Python error|Aborted|Traceback")
+
+
+def _error_lines(text: str) -> list[str]:
+    """The lines of ``text`` that say what went wrong (C++ ``terminate called``, gloo's
+    ``what():``, Python errors), without torchrun's own failure table."""
+    return [line for line in text.splitlines() if _ERROR_LINE.search(line) and "ChildFailedError" not in line
+            and "errors/__init__.py" not in line]
 
 
 def _tail(text: str, lines: int = TAIL_LINES) -> str:

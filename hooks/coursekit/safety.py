@@ -6,7 +6,10 @@ A translation is judged by what it renders to, with the site's own Markdown engi
 its message has on a page, "the block it is": a paragraph, list item, quote, footnote,
 table cell or header, heading, or a block, admonition or tab title (chosen from the
 message's kind; an unknown kind is rendered as a paragraph). The msgid and the msgstr
-are rendered the same way, with the page's own link reference definitions, and their
+are rendered the same way, with the page's own link reference definitions, followed by
+the closers of every HTML construct that can stay open across blocks (:data:`_CLOSERS`:
+a message that opens a comment renders as text alone, but hides the page up to a later
+message's ``-->``), and their
 element skeletons (:mod:`coursekit.skeleton`) must be equal: the same elements with the
 same attributes and values, nested the same way, text aside, inline elements in any
 order. This is the allowlist approach of HTML sanitizers such as ammonia and bleach:
@@ -93,6 +96,15 @@ _SYNTAX = (
     ("a table row", re.compile(r"\|")),
 )
 _FENCE_MARKERS = ("///", "!!!", "???", "===")
+# What comes after a message in every probe: the closers of the HTML constructs that Python's
+# html.parser (which Python-Markdown's raw-HTML preprocessor, markdown.htmlparser, runs over the
+# whole page before any block is parsed) keeps open across lines and blank lines until they
+# end: a comment until "-->" or "--!>", a CDATA section until "]]>", a processing
+# instruction or declaration until ">", a start tag's quoted attribute until its quote. A
+# msgstr that leaves one of them open renders as text on its own, but would swallow the page
+# up to a closer in a later message (two messages "<!-->" hide all between them); with the
+# closers after it, the open construct shows in the probe's own rendering.
+_CLOSERS = "\n\nz \"' --> --!> ]]> ?> >\n\nz\n"
 _HTML_SPECIAL = "<>&\""
 _CONTROL_NAMES = {"\r": "carriage return", "\t": "tab", "\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed",
                   "\x1b": "escape", "\x7f": "delete", "\x85": "next line", "\u2028": "line separator",
@@ -345,13 +357,22 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
     k = kind.lower()
     found = list(_line_problems(msgid, msgstr, first=not (k.endswith(" title") or k.startswith("table") or "heading" in k)))
     for before, after, continuation in places:
-        english = _render(engine, definitions, before + _splice(msgid, continuation) + after)
-        translated = _render(engine, definitions, before + _splice(msgstr, continuation) + after)
+        english = _render(engine, definitions, before + _splice(msgid, continuation) + after + _CLOSERS)
+        translated = _render(engine, definitions, before + _splice(msgstr, continuation) + after + _CLOSERS)
         if isinstance(translated, str):
             found.append(f"cannot be rendered by the site's Markdown ({translated})")
             break
         if isinstance(english, str) or english == translated:
             continue
+        alone = (_render(engine, definitions, before + _splice(msgid, continuation) + after),
+                 _render(engine, definitions, before + _splice(msgstr, continuation) + after))
+        if alone[0] == alone[1]:  # the same on its own: what differs is something it leaves open
+            found.append("leaves an HTML comment, CDATA section, declaration or quoted tag attribute open "
+                         "(such as <!-- or <!--> without -->), which would hide the page up to a later message's "
+                         "-->, ]]> or >; close it or leave it out")
+            break
+        if not isinstance(alone[1], str) and not isinstance(alone[0], str):
+            english, translated = alone
         found.extend(r for r in _differences(english, translated, msgstr) if r not in found)
         if k.startswith("table"):
             found.extend(_cell_hints(msgid, msgstr))

@@ -166,6 +166,30 @@ def test_a_table_cell_cannot_spill_into_its_neighbours(page):
     assert page.problems("the process's number", "номер \\| x", ("table cell",)) == []
 
 
+@pytest.mark.parametrize("opener, closer", [("<!-->", "x <!-->"), ("<!--", "x -->"), ("<!-->Процесс", "x --!> y"),
+                                            ("<![CDATA[ Процесс", "x ]]> y"), ("<? Процесс", "x ?> y"),
+                                            ("<div title='Процесс", "x'> y")])
+def test_a_construct_left_open_is_refused_although_it_is_text_on_its_own(check, opener, closer):
+    # Found by the long fuzz run: each of two paragraphs translated as "<!-->" renders as
+    # text on its own, but html.parser keeps the first one's comment open across blocks
+    # until the "-->" inside the second, and the page between them disappears.
+    source = "First paragraph.\n\nSecond paragraph.\n\nThird paragraph.\n\nFourth paragraph.\n"
+    page = check.page(source)
+    reasons = page.problems("First paragraph.", opener)
+    assert len(reasons) == 1 and reasons[0].startswith("leaves an HTML comment, CDATA section"), reasons
+    table = {"First paragraph.": opener, "Second paragraph.": "Второй абзац.", "Third paragraph.": closer,
+             "Fourth paragraph.": "Четвёртый абзац."}
+    english = skeleton(PROJECT.engine.convert(source))
+    unchecked = render(source, table, engine=PROJECT.engine)  # what the page would be without the check
+    assert skeleton(PROJECT.engine.convert(unchecked.markdown)) != english
+    checked = render(source, table, accept=page.accept, fallback_lang="en", engine=PROJECT.engine)
+    assert [m for m, _ in checked.rejected] == ["First paragraph."]
+    assert page.problems("Third paragraph.", closer) == []  # a closer with nothing open is text
+    assert page.problems("First paragraph.", "x <!--> Первый") == []  # inside a line it is text, and stays text
+    both = render(source, {**table, "Third paragraph.": opener}, accept=page.accept, fallback_lang="en", engine=PROJECT.engine)
+    assert [m for m, _ in both.rejected] == ["First paragraph.", "Third paragraph."]
+
+
 def test_titles_and_list_items_are_rendered_as_they_sit(page):
     assert page.problems("Why?", "# Почему?", ("details title",))  # pymdownx.blocks makes "# …" a heading
     assert page.problems("Why?", "Почему? **x**", ("note title",)) == ["adds **bold**"]
