@@ -166,15 +166,20 @@ def bench_fuzz(root: Path, translations: int) -> dict:
 
     pages = sorted((root / "tests" / "unit" / "pages").glob("*.md"))
     fuzz_corpus = corpus(Project.load(root / "mkdocs.yml"), pages)
-    report, seed = FuzzReport(), 0
+    report, seed, shown = FuzzReport(), 0, 0
     while report.tried < translations:
         run_fuzz(fuzz_corpus, 500, seed=seed, report=report, stop_on_failure=False, max_messages=FUZZ_MESSAGES)
         seed += 1
         print(f"fuzz, seeds 0-{seed - 1}: {report.line()}", flush=True)
+        for failure in report.failures[shown:]:  # as they come: a long run stopped early keeps them
+            print(f"fuzz failure (seed {seed - 1}): {failure}", file=sys.stderr, flush=True)
+        shown = len(report.failures)
     print(families_table(report))
     return {"examples": report.examples, "tried": report.tried, "accepted": report.accepted,
             "rejected": report.rejected, "accepted_but_structure_changed": report.changed, "pages_rendered": report.renders,
             "seconds": report.seconds, "seeds": seed, "families": report.families, "failures": report.failures}
+
+
 def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
     """The differential fuzzer of the segmenter (:mod:`coursekit.fuzz`) on ``examples``
     random pages: properties (a)-(d) against the default engine. Stops at the first
