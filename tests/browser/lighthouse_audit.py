@@ -33,6 +33,10 @@ CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --disable-sync --no-first-run")
 BUILDS = {"default": False, "hosted": True}  # build name: built with SITE_URL?
+# The metrics behind the performance score (milliseconds; layout shift unitless), from
+# each report's audits (https://developer.chrome.com/docs/lighthouse/performance/performance-scoring).
+METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift",
+           "speed-index")
 
 
 def _lighthouse() -> list[str]:
@@ -62,8 +66,15 @@ def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
                         "--output=json", f"--output-path={report_path}", "--quiet"],
                        env={**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}, check=True)
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES})
-    return {c: statistics.median(r[c] for r in scores) for c in CATEGORIES} | {"runs": scores}
+        scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
+                      | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS})
+    return {c: statistics.median(r[c] for r in scores) for c in (*CATEGORIES, *METRICS)} | {"runs": scores}
+
+
+def _row(key: str, scores: dict) -> str:
+    """One table row: the median score of each category, then the median metrics."""
+    metrics = ", ".join(f"{scores[m]:.3g}" if m == "cumulative-layout-shift" else f"{scores[m]:.0f}" for m in METRICS)
+    return f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES) + f"   {metrics}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,23 +84,36 @@ def main(argv: list[str] | None = None) -> int:
                         help="default: no SITE_URL, as make site; hosted: SITE_URL set to the served address")
     parser.add_argument("--sub-path", default="/course/", help="where the site is served (default: %(default)s)")
     parser.add_argument("--json", type=Path, default=Path("lighthouse.json"), help="where to write all scores")
+    parser.add_argument("--page", action="append", metavar="PATH",
+                        help="only this page, as a path under a language root such as ddp-basics/ (repeatable; "
+                             "default: the home page and every lesson)")
+    parser.add_argument("--language", action="append", metavar="CODE",
+                        help="only this language (en for the default one; repeatable; default: all)")
     args = parser.parse_args(argv)
     lighthouse = _lighthouse()
     project = Project.load(ROOT / "mkdocs.yml")
     pages = _pages(project)
+    if args.page:
+        unknown = sorted(set(args.page) - set(pages))
+        if unknown:
+            parser.error(f"--page {unknown[0]!r} is not one of the audited pages: {', '.join(repr(p) for p in pages)}")
+        pages = args.page
+    languages = ("", *(f"{code}/" for code in project.languages))
+    if args.language:
+        languages = tuple("" if code == project.default_language else f"{code}/" for code in args.language)
     results = {}
     for build in BUILDS if args.build == "both" else (args.build,):
         with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
                 serve_built_site(Path(tmp) / "site", args.sub_path, gzip=True, with_site_url=BUILDS[build]) as base:
-            for lang in ("", *(f"{code}/" for code in project.languages)):
+            for lang in languages:
                 for page in pages:
                     key = f"{build} /{lang}{page}"
                     results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, Path(tmp))
-                    print(f"{key:<44}" + "".join(f"{results[key][c]:>16g}" for c in CATEGORIES), flush=True)
+                    print(_row(key, results[key]), flush=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES))
+    print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES) + "   FCP, LCP, TBT (ms), CLS, SI (ms)")
     for key, scores in results.items():
-        print(f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES))
+        print(_row(key, scores))
     return 0
 
 
