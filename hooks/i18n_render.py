@@ -1,6 +1,6 @@
 """MkDocs hook: build each language's pages and site-wide strings from its catalogs.
 
-A thin wrapper over :mod:`coursekit`: ``render()`` does the work and also runs without
+A thin wrapper over :mod:`coursekit`: ``render_checked()`` does the work and also runs without
 MkDocs. Warnings go to a ``mkdocs.*`` logger, so ``mkdocs build --strict`` counts them.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from coursekit.build_context import check_of, interface_of, language_of, project
 from coursekit.check import page_warnings, refused_messages, translation_warnings
 from coursekit.interface import MADE_WITH, NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, PERMALINK
 from coursekit.notice import with_notice
-from coursekit.render import render
+from coursekit.page_guard import render_checked
 from coursekit.status_page import STATUS_PAGE_URI, status_markdown
 
 log = logging.getLogger("mkdocs.hooks.i18n_render")
@@ -104,8 +104,8 @@ def on_page_markdown(markdown, page, config, files):
         return markdown
     catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
     # A missing catalog renders like an empty one (on_pre_build warned), notice included.
-    result = render(markdown, po.translations(catalog), fallback_lang=default,
-                    accept=check_of(config).page(markdown).accept, engine=project.engine)
+    result = render_checked(markdown, po.translations(catalog), check_of(config).page(markdown), project.engine,
+                            fallback_lang=default)
     # on_pre_build warned about result.missing and result.rejected; both show in English.
     if result.translated < result.total or catalog is None:
         english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url

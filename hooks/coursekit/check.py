@@ -24,6 +24,7 @@ from mkdocs.exceptions import ConfigurationError, MkDocsException
 from . import catalog as po
 from .extract import page_messages, site_kinds, site_messages
 from .markdown_engine import engine_for
+from .page_guard import refused_together
 from .project import Project
 from .safety import DEFAULT_KIND, TranslationCheck, check_for
 from .segment import syntax_warnings
@@ -139,6 +140,7 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
     check refuses, empty when accepted."""
     source, kinds = _english(project, path)
     page = checker.page(source)
+    rows = []
     for entry in catalog:
         if entry.obsolete or entry.fuzzy or not entry.msgid:
             continue
@@ -147,7 +149,13 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
         else:
             pairs = [(None, entry.msgid, entry.msgstr)] if entry.msgstr else []
         for form, english, msgstr in pairs:
-            yield entry, form, english, msgstr, page.problems(english, msgstr, kinds.get(entry.msgid, (DEFAULT_KIND,)))
+            rows.append((entry, form, english, msgstr, page.problems(english, msgstr, kinds.get(entry.msgid, (DEFAULT_KIND,)))))
+    together = {}
+    if source:  # a page: what each message passed alone must also keep the page together
+        accepted = {entry.msgid: msgstr for entry, form, _, msgstr, reasons in rows if form is None and not reasons}
+        together = refused_together(project.engine, source, accepted, project.default_language)
+    for entry, form, english, msgstr, reasons in rows:
+        yield entry, form, english, msgstr, reasons or ([together[entry.msgid]] if entry.msgid in together and form is None else [])
 
 
 def refused_messages(project: Project, path: Path, checker: TranslationCheck | None = None) -> dict[str, str]:

@@ -15,9 +15,9 @@ characters; and with harmless edits (new text, reordered inline markup, escaped 
 so that a good share is accepted and the property has something to say.
 
 The property: every translation the check accepts, spliced into its page with
-:func:`coursekit.render.render` exactly as the build does (the check's ``accept``
-callback, English fallback), gives a page whose HTML has the English page's element
-skeleton (:mod:`coursekit.skeleton`). The page is rendered by the site's engine, the way
+:func:`coursekit.page_guard.render_checked` exactly as the build does (the message check,
+then the page check, English fallback), gives a page whose HTML has the element skeleton of
+the English page (with the same English fallback spans for what the page check refuses) (:mod:`coursekit.skeleton`). The page is rendered by the site's engine, the way
 MkDocs renders a page's Markdown (``markdown.Markdown`` with mkdocs.yml's extensions and
 options; include lines read from ``snippets/``, code colored by Pygments). A real
 ``mkdocs build`` per example (about 20 s for five languages) would allow a few dozen
@@ -49,6 +49,7 @@ from . import catalog as po
 from .check import project_check
 from .markdown_engine import MarkdownEngine, engine_for
 from .project import Project
+from .page_guard import TOGETHER, render_checked
 from .render import render
 from .safety import DEFAULT_KIND, PageCheck
 from .segment import segment
@@ -327,6 +328,8 @@ class FuzzReport:
         changed: accepted in an example whose page skeleton differs from the English
             (must be 0), or whose page could not be rendered.
         renders: pages rendered (examples with at least one accepted translation).
+        together: accepted by the message check, refused by the page check
+            (:mod:`coursekit.page_guard`): each harmless alone, not together.
         families: per attack family, ``[tried, accepted]``.
         failures: the first few failing examples, described.
         seconds: wall-clock time of the run.
@@ -337,6 +340,7 @@ class FuzzReport:
     accepted: int = 0
     changed: int = 0
     renders: int = 0
+    together: int = 0
     families: dict[str, list[int]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -348,7 +352,8 @@ class FuzzReport:
     def line(self) -> str:
         """A one-line summary."""
         return (f"{self.tried} translations tried in {self.examples} examples, {self.accepted} accepted, "
-                f"{self.rejected} rejected, {self.changed} accepted but structure changed, "
+                f"{self.rejected} rejected, {self.together} of the accepted refused by the page check, "
+                f"{self.changed} accepted but structure changed, "
                 f"{self.renders} pages rendered, {self.seconds:.0f} s")
 
 
@@ -376,10 +381,17 @@ def _judge_example(corpus: Corpus, page: Page, mutated: dict[str, tuple[str, tup
     report.renders += 1
     table = {**page.translations, **accepted}
     try:
-        result = render(page.source, table, accept=page.check.accept, fallback_lang="en", engine=page.engine)
-        refused = {m for m, _ in result.rejected} & accepted.keys()
-        if refused:
-            return f"{page.language} {page.name}: check accepts but the build refuses {sorted(refused)!r}"
+        result = render_checked(page.source, table, page.check, page.engine, fallback_lang="en")
+        refused = {m for m, _ in result.rejected}
+        if refused - accepted.keys():
+            return f"{page.language} {page.name}: the build refuses real translations {sorted(refused - accepted.keys())!r}"
+        if any(reason != TOGETHER for m, reason in result.rejected):
+            return f"{page.language} {page.name}: the message check accepts but the build refuses {sorted(refused)!r}"
+        report.together += len(refused)
+        english = page.english
+        if refused:  # those show in English, in a span: compare with the English page wrapped the same way
+            english = corpus.render_page(render(page.source, {m: m for m in table if m not in refused}, fallback_lang="en",
+                                                engine=page.engine).markdown)
         translated = corpus.render_page(result.markdown)
     except Exception as exc:  # noqa: BLE001 - a crash is a failure of the property, reported with its input
         report.changed += len(accepted)
@@ -390,7 +402,7 @@ def _judge_example(corpus: Corpus, page: Page, mutated: dict[str, tuple[str, tup
         report.changed += len(accepted)
         return (f"{page.language} {page.name}: accepted translations add include lines "
                 f"{sorted((includes - _include_lines(page.source)).elements())!r}: {_culprits(corpus, page, accepted)!r}")
-    if translated != page.english:
+    if translated != english:
         report.changed += len(accepted)
         return (f"{page.language} {page.name}: accepted translations change the page's structure: "
                 f"{_culprits(corpus, page, accepted)!r}")

@@ -14,6 +14,7 @@ from coursekit import cli
 from coursekit.check import project_check, refused_messages
 from coursekit.interface import NOT_FOUND_TITLE, STATUS_NO_CATALOG, Interface
 from coursekit.markdown_engine import MarkdownEngine
+from coursekit.page_guard import TOGETHER, refused_together, render_checked
 from coursekit.project import Project
 from coursekit.render import render
 from coursekit import safety
@@ -188,6 +189,28 @@ def test_a_construct_left_open_is_refused_although_it_is_text_on_its_own(check, 
     assert page.problems("First paragraph.", "x <!--> Первый") == []  # inside a line it is text, and stays text
     both = render(source, {**table, "Third paragraph.": opener}, accept=page.accept, fallback_lang="en", engine=PROJECT.engine)
     assert [m for m, _ in both.rejected] == ["First paragraph.", "Third paragraph."]
+
+
+def test_translations_harmless_alone_that_break_the_page_together_are_refused(check):
+    # Found by the long fuzz run (a Japanese page): after "&#" with a ";" later on the page,
+    # html.parser returns early and Python-Markdown's offsets go stale; every end tag after
+    # it (here the English fallback spans') then copies text from elsewhere on the page.
+    source = ("# Title\n\n| Variable | What it holds |\n| --- | --- |\n| `RANK` | the rank of the process |\n\n"
+              "First paragraph.\n\nSecond paragraph with `code`.\n\n"
+              "| Variable | What it holds |\n| --- | --- |\n| `RUN_ID` | the job's rendezvous id |\n\nLast paragraph; the end.\n")
+    page = check.page(source)
+    table = {"What it holds": "&#", "First paragraph.": "Первый абзац."}
+    assert page.problems("What it holds", "&#", ("table header",)) == []  # harmless on its own
+    english = render(source, {m: m for m in table}, fallback_lang="en", engine=PROJECT.engine)  # the same spans
+    unchecked = render(source, table, accept=page.accept, fallback_lang="en", engine=PROJECT.engine)
+    assert skeleton(PROJECT.engine.convert(unchecked.markdown)) != skeleton(PROJECT.engine.convert(english.markdown))
+    assert refused_together(PROJECT.engine, source, table, "en") == {"What it holds": TOGETHER}
+    checked = render_checked(source, table, page, PROJECT.engine, fallback_lang="en")
+    assert checked.rejected == [("What it holds", TOGETHER)] * 2  # both tables' headers
+    shown = render(source, {"First paragraph.": "First paragraph."}, fallback_lang="en", engine=PROJECT.engine)
+    assert skeleton(PROJECT.engine.convert(checked.markdown)) == skeleton(PROJECT.engine.convert(shown.markdown))
+    assert "Первый абзац." in checked.markdown
+    assert refused_together(PROJECT.engine, source, {"What it holds": "Что в ней"}, "en") == {}
 
 
 def test_titles_and_list_items_are_rendered_as_they_sit(page):

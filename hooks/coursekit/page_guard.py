@@ -1,0 +1,121 @@
+"""The page-wide half of the safety check: translations that are each accepted on their
+own (:mod:`coursekit.safety`) must also keep the structure of their page together.
+
+A message is judged alone, as the block it is. Python-Markdown does not read a page one
+block at a time: its raw-HTML preprocessor (``markdown.htmlparser.HTMLExtractor``, a
+``html.parser.HTMLParser``) runs over the whole page before any block is parsed, and
+keeps state from one message to the next. The long fuzz run of the check
+(``course bench --only fuzz``) found a Japanese page where a table header translated
+as ``&#`` and a cell of another table translated as ``</img>…`` were each harmless, but
+together made the parser copy the text of a distant paragraph into the cell and drop
+three paragraphs and a code block.
+
+So after the per-message check, the page is rendered as the build renders it (every
+accepted translation spliced in by :func:`coursekit.render.render`, the English fallback
+spans included) and its element skeleton (:mod:`coursekit.skeleton`) is compared with the
+English page's, rendered with the same fallback spans. They are equal for every page of
+a sound catalog, which costs one rendering of the page per language (the English one is
+shared). When they differ, a bisection over the translations in page order finds one
+that completes a breaking set, refuses it, and repeats until the page keeps its
+structure; each refused message renders in English, with a one-line reason.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+from .markdown_engine import MarkdownEngine
+from .render import RenderResult, render
+from .segment import segment
+from .skeleton import Skeleton, skeleton
+
+__all__ = ["TOGETHER", "refused_together", "render_checked"]
+
+TOGETHER = ("accepted on its own, but together with the other translations of its page it changes the page's "
+            "structure (Python-Markdown reads raw HTML and entities across messages); look for a stray <, & or "
+            "backslash in it or in the messages before it")
+
+
+@functools.lru_cache(maxsize=64)
+def _skeleton(engine: MarkdownEngine, text: str) -> Skeleton | str:
+    """The skeleton of a page rendered by ``engine``, or the error (str) it raised."""
+    try:
+        return skeleton(engine.convert(text))
+    except Exception as exc:  # noqa: BLE001 - hostile input may break an extension; that is a change too
+        return f"{type(exc).__name__}: {exc}"
+
+
+@functools.lru_cache(maxsize=64)
+def _ordered(engine: MarkdownEngine, source: str) -> tuple[str, ...]:
+    """The page's msgids in page order, each once."""
+    return tuple(dict.fromkeys(s.msgid for s in segment(source, engine)))
+
+
+def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str, str],
+                     fallback_lang: str | None = None) -> dict[str, str]:
+    """The translations of one page that must show in English although each was accepted
+    alone, because together they change the page's structure.
+
+    Args:
+        engine: the site's :class:`coursekit.markdown_engine.MarkdownEngine` (mkdocs.yml's
+            extensions; it segments and renders the page).
+        source: the English page's Markdown.
+        accepted: msgid -> msgstr of the translations the per-message check accepted
+            (others, and msgids not on the page, are left out).
+        fallback_lang: the build's ``fallback_lang`` (see :func:`coursekit.render.render`):
+            messages shown in English are wrapped the same way on both sides.
+
+    Returns:
+        msgid -> one-line reason (:data:`TOGETHER`), in page order; ``{}`` when the
+        translated page has the English page's skeleton. Never raises on hostile input:
+        a rendering that fails counts as a change.
+    """
+    msgids = _ordered(engine, source)
+    same = {m: m for m in msgids if accepted.get(m) == m}  # kept as they are, on both sides
+    order = [m for m in msgids if accepted.get(m) not in (None, "", m)]
+
+    def breaks(chosen: list[str]) -> bool:
+        translated = render(source, {**same, **{m: accepted[m] for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
+        english = render(source, {**same, **{m: m for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
+        # The site's own engine, as MkDocs renders the page: without Pygments, pymdownx.highlight
+        # lays code out differently, and a page's text can end up inside a <pre>.
+        return _skeleton(engine, translated.markdown) != _skeleton(engine, english.markdown)
+
+    refused: dict[str, str] = {}
+    while order and breaks(order):
+        lo, hi = 0, len(order)  # no translation keeps the page; all of them break it
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if breaks(order[:mid]):
+                hi = mid
+            else:
+                lo = mid
+        refused[order[hi - 1]] = TOGETHER  # the last of the shortest breaking prefix
+        del order[hi - 1]
+    return refused
+
+
+def render_checked(source: str, table: Mapping[str, str], check, engine: MarkdownEngine,
+                   fallback_lang: str | None = None) -> RenderResult:
+    """A page in another language as the build renders it: :func:`coursekit.render.render`
+    with the per-message check (``check``, a :class:`coursekit.safety.PageCheck` of this
+    page), then :func:`refused_together`; every refused translation shows in English and
+    is in ``result.rejected`` with its reason.
+
+    Args:
+        source: the English page's Markdown.
+        table: msgid -> msgstr, the catalog's usable translations.
+        check: the page's :class:`coursekit.safety.PageCheck`.
+        engine: the site's Markdown engine.
+        fallback_lang: see :func:`coursekit.render.render`.
+
+    Returns:
+        The :class:`coursekit.render.RenderResult`.
+    """
+    result = render(source, table, accept=check.accept, fallback_lang=fallback_lang, engine=engine)
+    refused = {m for m, _ in result.rejected}
+    together = refused_together(engine, source, {m: s for m, s in table.items() if m not in refused}, fallback_lang)
+    if not together:
+        return result
+    return render(source, table, accept=lambda seg, msgstr: check.accept(seg, msgstr) or together.get(seg.msgid),
+                  fallback_lang=fallback_lang, engine=engine)
