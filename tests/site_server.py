@@ -37,6 +37,23 @@ class _StaticHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir():
+            if not self.path.split("?", 1)[0].endswith("/"):
+                return super().send_head()  # the redirect to the address with a slash, as hosts do
+            path = path / "index.html"
+        if (not self.gzip or "gzip" not in self.headers.get("Accept-Encoding", "")
+                or path.suffix not in COMPRESSIBLE or not path.is_file()):
+            return super().send_head()  # a missing file: send_error below, with the nearest 404.html
+        body = gzip_module.compress(path.read_bytes())
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
     def send_error(self, code, message=None, explain=None):
         page = self._not_found_page() if code == 404 else None
         if page is None:
@@ -86,11 +103,20 @@ def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_s
     proc = subprocess.run([*MKDOCS, "build", "--strict", "-f", str(config), "--site-dir", str(root / sub_path.strip("/"))],
                           cwd=config.parent, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    with serve_folder(root, port, gzip) as base:
+        yield base + sub_path.lstrip("/")
+
+
+@contextlib.contextmanager
+def serve_folder(root: Path, port: int | None = None, gzip: bool = False) -> Iterator[str]:
+    """Serve the files under ``root`` on 127.0.0.1 (``port``, default a free one) until
+    the block ends, as :func:`serve_built_site` does; yields ``http://127.0.0.1:PORT/``."""
+    port = port or free_port()
     handler = type("Handler", (_StaticHandler,), {"gzip": gzip})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(handler, directory=str(root)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        yield site_url
+        yield f"http://127.0.0.1:{port}/"
     finally:
         httpd.shutdown()
         httpd.server_close()
