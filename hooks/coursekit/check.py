@@ -153,7 +153,7 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
     together = {}
     if source:  # a page: what each message passed alone must also keep the page together
         accepted = {entry.msgid: msgstr for entry, form, _, msgstr, reasons in rows if form is None and not reasons}
-        together = refused_together(project.engine, source, accepted, project.default_language)
+        together = refused_together(checker.engine, source, accepted, project.default_language)
     for entry, form, english, msgstr, reasons in rows:
         yield entry, form, english, msgstr, reasons or ([together[entry.msgid]] if entry.msgid in together and form is None else [])
 
