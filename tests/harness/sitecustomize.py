@@ -14,6 +14,9 @@ why none of it changes what the program does:
   weights after), every ``torch.save`` call, and the weights of the first DDP-wrapped
   module after each optimizer step (the last of them is ``final_state``). Modules are
   held by weak reference only, so no object lives longer than the program keeps it;
+* at exit, records the names of the process's threads (``threads_at_exit``): a gloo
+  thread still running then outlived ``destroy_process_group`` (lesson 4, "End every
+  worker cleanly");
 * imports the extra recorder modules named in ``COURSE_HARNESS_PLUGINS`` (comma
   separated, found in this folder), which add what their lesson needs under
   ``RECORD["extra"]`` (``from sitecustomize import RECORD``).
@@ -58,6 +61,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         # to its global rank even when several agents share a --log-dir
         "log_dir": os.path.dirname(os.path.abspath(os.environ["TORCHELASTIC_ERROR_FILE"])) if os.environ.get("TORCHELASTIC_ERROR_FILE") else "",
         "ran_on": None,  # at destroy_process_group: backend, and the CUDA device if CUDA was used
+        "threads_at_exit": [],  # names of this process's threads once the program's code has finished
         "extra": {},  # filled by COURSE_HARNESS_PLUGINS modules
     }
     _ddp_module = None  # weakref.ref to the first DDP module seen in a forward
@@ -139,8 +143,23 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     for _plugin in filter(None, os.environ.get("COURSE_HARNESS_PLUGINS", "").split(",")):
         importlib.import_module(_plugin)
 
+    def _thread_names():
+        # reads only: the kernel's name of every thread of this process (gloo names its
+        # own: pt_gloo_runloop, gloo_tcp_loop); /proc is Linux's, elsewhere nothing is read
+        tasks = Path("/proc/self/task")
+        if not tasks.is_dir():
+            return []
+        names = []
+        for task in tasks.iterdir():
+            try:
+                names.append((task / "comm").read_text().strip())
+            except OSError:  # the thread ended while we looked
+                pass
+        return sorted(names)
+
     @atexit.register
     def _write_record():
+        RECORD["threads_at_exit"] = _thread_names()
         # Written aside and renamed: torchrun may kill this worker while it writes (a
         # surviving rank of a failed attempt exits on its collective's error just as the
         # agent stops the group), and a truncated record must not pass for a record.
