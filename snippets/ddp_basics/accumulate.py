@@ -10,10 +10,12 @@ torchrun --standalone --nproc-per-node=2 accumulate.py
 time-limit: 120 s
 """
 import contextlib
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -85,6 +87,8 @@ def main() -> None:
         all_reduces = 0
     # --8<-- [end:accumulate]
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

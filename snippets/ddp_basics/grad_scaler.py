@@ -10,10 +10,12 @@ torchrun --standalone --nproc-per-node=2 grad_scaler.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -63,6 +65,8 @@ def main() -> None:
             print(f"step {step}: scale {scale:.0f}, {'skipped' if skipped else 'applied'}")
     # --8<-- [end:scaler]
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

@@ -9,10 +9,12 @@ torchrun --standalone --nproc-per-node=2 train.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -95,6 +97,8 @@ def main() -> None:
     # --8<-- [end:save]
 
     # --8<-- [start:cleanup]
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
     # --8<-- [end:cleanup]
 

@@ -11,10 +11,12 @@ torchrun --standalone --nproc-per-node=2 bn_under_ddp.py
 --8<-- [end:launch]
 time-limit: 180 s
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -69,6 +71,7 @@ def main() -> None:
     # --8<-- [end:evaluate]
 
     del ddp_model, optimizer
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

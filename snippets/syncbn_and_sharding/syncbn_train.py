@@ -13,10 +13,12 @@ torchrun --standalone --nproc-per-node=2 syncbn_train.py
 time-limit: 120 s
 requires: cuda>=1
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -92,6 +94,8 @@ def main() -> None:
             print(f"epoch {epoch}: loss {loss.item():.4f}")
     # --8<-- [end:train]
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

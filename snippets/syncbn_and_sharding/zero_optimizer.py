@@ -10,10 +10,12 @@ torchrun --standalone --nproc-per-node=2 zero_optimizer.py
 --8<-- [end:launch]
 time-limit: 180 s
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -97,6 +99,8 @@ def main() -> None:
     dist.barrier()
     # --8<-- [end:save]
 
+    del ddp_model, optimizer  # both hold the process group (ZeroRedundancyOptimizer too)
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

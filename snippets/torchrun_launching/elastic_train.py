@@ -11,12 +11,14 @@ TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --standalone --nproc-per-node=2 --
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import gc
 import itertools
 import os
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -109,6 +111,7 @@ def train(device: torch.device) -> None:
 def main() -> None:
     device = setup()
     train(device)
+    gc.collect()  # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
     dist.destroy_process_group()
 
 

@@ -11,11 +11,13 @@ torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEA
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import gc
 import os
 import sys
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -78,6 +80,7 @@ def train(device: torch.device) -> None:
 def main() -> None:
     device = setup()
     train(device)  # the model, the optimizer and the DDP wrapper are local to train()
+    gc.collect()  # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
     dist.destroy_process_group()  # every rank, once, after the last collective
 
 

@@ -13,10 +13,12 @@ sbatch --gpus-per-node=${GPUS_PER_NODE:-0} slurm_train.sbatch
 --8<-- [end:launch]
 time-limit: 180 s
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -74,6 +76,8 @@ def main() -> None:
         if rank == 0:
             print(f"epoch {epoch}: loss {loss.item():.4f}", flush=True)
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

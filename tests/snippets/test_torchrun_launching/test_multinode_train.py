@@ -140,6 +140,38 @@ def test_a_ddp_wrapper_is_freed_by_the_cycle_collector_not_when_its_last_name_go
     assert "alive after gc.collect(): False" in out.stdout
 
 
+_DEFAULTS_CHECK = """
+import sys
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+first = sys.argv[1] == "first"
+if first:
+    import torch.distributed.nn  # what the course's programs do, before any group exists
+dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+print("imported before DDP:", "torch.distributed.nn.functional" in sys.modules)
+DDP(nn.Linear(8, 1))
+import torch.distributed.nn.functional as F
+print("default is the group:", F.all_reduce.__defaults__[-1] is dist.group.WORLD)
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.parametrize("when", ["after", "first"])
+def test_ddp_imports_torch_distributed_nn_whose_default_argument_holds_the_default_group(when):
+    # the page's teardown section: the first DDP(...) imports torch.distributed.nn, whose
+    # functions default to group=group.WORLD; imported after init_process_group that is
+    # the default group itself, imported first it is None
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _DEFAULTS_CHECK, when], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"imported before DDP: {when == 'first'}" in out.stdout, out.stdout
+    assert f"default is the group: {when == 'after'}" in out.stdout, out.stdout
+
+
 def test_the_agents_log_folder_is_named_after_the_rendezvous_id(nodes):
     for node in nodes:
         (run_dir,) = (node.job_dir / "logs").iterdir()
