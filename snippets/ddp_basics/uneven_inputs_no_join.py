@@ -11,10 +11,12 @@ torchrun --standalone --nproc-per-node=2 uneven_inputs_no_join.py
 time-limit: 60 s
 outcome: hangs
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, TensorDataset
@@ -67,6 +69,8 @@ def main() -> None:
         print(f"batches per rank: {batches}")
     # --8<-- [end:train]
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 

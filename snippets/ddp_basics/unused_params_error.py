@@ -11,10 +11,12 @@ TORCH_DISTRIBUTED_DEBUG=INFO torchrun --standalone --nproc-per-node=2 unused_par
 time-limit: 120 s
 outcome: fails
 """
+import gc
 import os
 
 import torch
 import torch.distributed as dist
+import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -73,6 +75,8 @@ def main() -> None:
             print(f"step {step}: task {task}, no gradient for {', '.join(idle)}", flush=True)
     # --8<-- [end:train]
 
+    del ddp_model  # the DDP model holds the process group
+    gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 
 
