@@ -57,7 +57,7 @@ def relative_href(href: str, page_url: str, root_path: str = "/") -> str:
 
 _HEAD_START = re.compile(r'<meta charset="utf-8">')
 _LINK_HREF = re.compile(r'(<link\b[^>]*?) href="')
-_SCRIPT_SRC = re.compile(r'<script src="([^"]*)"></script>')
+_SCRIPT_SRC = re.compile(r'<script (?:defer )?src="([^"]*)"></script>')  # deferred: docs/overrides/main.html
 _SCOPE = "__md_scope=new URL("  # Material's base.html: localStorage keys scoped to the site root
 _STYLESHEET = re.compile(r'<link rel="stylesheet" data-course-href="([^"]*)">')
 

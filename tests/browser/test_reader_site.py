@@ -176,6 +176,20 @@ def test_copy_button_copies_exactly_the_snippet_section(server, page):
     assert copied.rstrip("\n") == snippet_section(ROOT / "snippets" / "ddp_basics" / "train.py", "setup")
 
 
+def test_a_code_block_is_mounted_when_it_scrolls_into_view(server, page):
+    # mkdocs.yml's content.lazy: at load only the blocks in view get their buttons (each
+    # mount is a forced layout of the whole page); the last block gets its own on arrival.
+    page.goto(_url(server, "en", LESSON))
+    page.wait_for_load_state("load")
+    blocks = page.locator("article > div.highlight")  # not in a closed output or a hidden tab
+    last = blocks.last
+    copy = last.locator("button.md-code__button[data-md-type=copy]")
+    assert copy.count() == 0
+    last.scroll_into_view_if_needed()
+    copy.wait_for(state="attached", timeout=5000)
+    assert blocks.locator("button.md-code__button[data-md-type=copy]").count() < blocks.count()
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_nothing_is_loaded_from_another_host(server, page, language):
     for target in ("", f"{LESSON}/"):

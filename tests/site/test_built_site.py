@@ -369,6 +369,21 @@ def test_no_page_loads_anything_from_another_host(site):
                 assert not re.match(r"^(https?:)?//", url), (path, url)
 
 
+def test_no_script_holds_up_the_first_paint(site):
+    """Every script loaded from a file is deferred (docs/overrides/main.html), so the page
+    paints before Material's bundle arrives; a 404 page loads its scripts itself, after it
+    found the site root (coursekit.site_address)."""
+    loaded = 0
+    for path in site.rglob("*.html"):
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for el in soup.find_all("script", src=True):
+            loaded += 1
+            assert el.has_attr("defer"), (path.relative_to(site).as_posix(), str(el))
+        if path.name == "404.html":
+            assert soup.find_all("script", attrs={"data-course-src": True}), path
+    assert loaded >= 2 * len(LANGUAGES) * len(PAGES)  # Material's bundle and course.js on every page
+
+
 @pytest.mark.parametrize("language", PROJECT.languages)
 def test_a_404_page_offers_every_languages_home_and_no_alternates(site, hosted_site, language):
     for built, root in ((hosted_site, "/torch-distributed-course/"), (site, None)):
