@@ -305,7 +305,9 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
         if catalog is None:
             continue  # reported above
         usable = po.translations(catalog)
-        msgids = [m.msgid for m in page_messages(project, page)]
+        # each message once, as the catalog holds it (and ``course stats`` counts it),
+        # although a page may say the same sentence twice
+        msgids = list(dict.fromkeys(m.msgid for m in page_messages(project, page)))
         missing = sum(1 for m in msgids if m not in usable)
         if missing:
             out.append(f"{page.as_posix()}: {missing} of {len(msgids)} messages are untranslated or fuzzy in "

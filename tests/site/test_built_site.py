@@ -244,10 +244,17 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     entry = next(e for e in catalog if e.comment == "paragraph")
     entry.msgstr = ""
     catalog.save(str(catalog_file))
+    # a page that says some sentences twice: the warning counts each message once, as its catalog holds it
+    repeating = polib.pofile(str(tmp_path / "i18n" / language / "torchrun-launching.po"))
+    next(e for e in repeating if e.comment == "paragraph").msgstr = ""
+    repeating.save()
     (tmp_path / "i18n" / language / "index.po").unlink()
     proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=tmp_path, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 0, proc.stderr
-    assert re.search(rf"WARNING .*ddp-basics\.md: 1 of \d+ messages are untranslated or fuzzy in '{language}'", proc.stderr), proc.stderr
+    for page, its_catalog in (("ddp-basics", catalog), ("torchrun-launching", repeating)):
+        counted = re.search(rf"WARNING .*{page}\.md: 1 of (\d+) messages are untranslated or fuzzy in '{language}'", proc.stderr)
+        assert counted, proc.stderr
+        assert int(counted.group(1)) == len([e for e in its_catalog if not e.obsolete]), page  # as course stats counts
     assert re.search(rf"WARNING .*i18n/{language}/index\.po: no catalog, so docs/index\.md is shown in English", proc.stderr), proc.stderr
     html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
     english_start = entry.msgid.split("`")[0][:40]
