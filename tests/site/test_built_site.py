@@ -59,6 +59,12 @@ def site(default_build) -> Path:
 
 
 @pytest.fixture(scope="module")
+def parsed_pages(site) -> dict[Path, BeautifulSoup]:
+    """Every HTML file of the default build, parsed once for the tests that read them all."""
+    return {path: BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser") for path in sorted(site.rglob("*.html"))}
+
+
+@pytest.fixture(scope="module")
 def hosted_build(tmp_path_factory) -> tuple[Path, str]:
     """The site built for a host: ``SITE_URL=https://example.org/torch-distributed-course/``."""
     out = tmp_path_factory.mktemp("hosted") / "site"
@@ -71,14 +77,13 @@ def hosted_site(hosted_build) -> Path:
 
 
 def code_blocks(soup: BeautifulSoup) -> list[str]:
-    """The text of every highlighted code block of the article, line numbers left out
-    (the verified output under launch commands is not code: see the output test)."""
+    """The text of every highlighted code block of the article (the verified output
+    under launch commands is not code: see the output test)."""
     blocks = []
     for block in soup.select("article div.highlight"):
         if block.find_parent("details", class_="course-output"):
             continue
-        code = block.select_one("td.code pre code") or block.select_one("pre code")
-        blocks.append(code.get_text().rstrip("\n"))
+        blocks.append(block.select_one("pre code").get_text().rstrip("\n"))
     return blocks
 
 
@@ -365,9 +370,8 @@ def test_each_language_has_its_own_search_index(site, language):
     assert titles == {heading}
 
 
-def test_no_page_loads_anything_from_another_host(site):
-    for path in site.rglob("*.html"):
-        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+def test_no_page_loads_anything_from_another_host(parsed_pages):
+    for path, soup in parsed_pages.items():
         for tag, attr in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src")):
             for el in soup.find_all(tag):
                 url = el.get(attr, "")
@@ -376,13 +380,12 @@ def test_no_page_loads_anything_from_another_host(site):
                 assert not re.match(r"^(https?:)?//", url), (path, url)
 
 
-def test_no_script_holds_up_the_first_paint(site):
+def test_no_script_holds_up_the_first_paint(site, parsed_pages):
     """Every script loaded from a file is deferred (docs/overrides/main.html), so the page
     paints before Material's bundle arrives; a 404 page loads its scripts itself, after it
     found the site root (coursekit.site_address)."""
     loaded = 0
-    for path in site.rglob("*.html"):
-        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    for path, soup in parsed_pages.items():
         for el in soup.find_all("script", src=True):
             loaded += 1
             assert el.has_attr("defer"), (path.relative_to(site).as_posix(), str(el))
