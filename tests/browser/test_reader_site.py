@@ -181,13 +181,39 @@ def test_a_code_block_is_mounted_when_it_scrolls_into_view(server, page):
     # mount is a forced layout of the whole page); the last block gets its own on arrival.
     page.goto(_url(server, "en", LESSON))
     page.wait_for_load_state("load")
-    blocks = page.locator("article > div.highlight")  # not in a closed output or a hidden tab
+    # not in a closed output or a hidden tab: straight under the article or a section
+    blocks = page.locator("article > div.highlight, article > div.course-section > div.highlight")
     last = blocks.last
     copy = last.locator("button.md-code__button[data-md-type=copy]")
     assert copy.count() == 0
     last.scroll_into_view_if_needed()
     copy.wait_for(state="attached", timeout=5000)
     assert blocks.locator("button.md-code__button[data-md-type=copy]").count() < blocks.count()
+
+
+def test_sections_out_of_view_are_rendered_when_the_reader_gets_there(server, page):
+    # coursekit.sections + course.css: at load the browser skips rendering the bodies of
+    # sections far down the lesson (content-visibility: auto); a link to a heading there
+    # still lands on the heading, with its section's body rendered under it.
+    rendered = "el => el.checkVisibility({contentVisibilityAuto: true})"
+    page.goto(_url(server, "en", LESSON))
+    page.wait_for_load_state("load")
+    bodies = page.locator("article > div.course-section")
+    n = bodies.count()
+    assert n >= 10
+    assert bodies.first.locator(":scope > *").first.evaluate(rendered)
+    middle = bodies.nth(n // 2).locator(":scope > *").first
+    assert not middle.evaluate(rendered)
+    heading_id = bodies.nth(n // 2).evaluate("el => el.previousElementSibling.id")
+    page.goto("about:blank")
+    page.goto(_url(server, "en", LESSON, f"#{heading_id}"))
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(500)  # Material's own scroll handling after load
+    middle = page.locator("article > div.course-section").nth(n // 2).locator(":scope > *").first
+    assert middle.evaluate(rendered)
+    header = page.locator("header.md-header").bounding_box()["height"]
+    top = page.locator(f"[id='{heading_id}']").bounding_box()["y"]
+    assert abs(top - header) < 40, (top, header)  # the heading sits just under the header
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

@@ -1,0 +1,85 @@
+"""Python-Markdown extension: what follows each top-level ``h2``, up to the next ``h2``,
+becomes one ``<div class="course-section">`` right after that heading.
+
+Why: a lesson is one long page (13-19 ``h2`` sections, about 3,300 elements). With each
+section's body in its own element, the stylesheet can give it ``content-visibility: auto``,
+so the browser styles and lays out only the bodies near the viewport at load instead of
+the whole page (CSS Containment Module Level 2, ``content-visibility``; measured with
+Lighthouse in issue 17). The headings stay outside, at the top level: Material's table of
+contents reads every heading's position at load (``offsetTop``), and a heading inside a
+skipped element would make the browser lay that element out after all. Reading order,
+ids and text are unchanged; only the element tree gains one level.
+
+Enable it in ``mkdocs.yml`` as ``- coursekit.sections`` under ``markdown_extensions``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as etree
+
+from markdown import Markdown
+from markdown.extensions import Extension
+from markdown.treeprocessors import Treeprocessor
+
+SECTION_CLASS = "course-section"
+
+# After the inline patterns (20) and the footnotes' own treeprocessors (50, 19, 15), so the
+# tree is complete; before prettify (10), which then indents the new elements like any
+# block, and before attr_list (8) and toc (5), which find headings anywhere in the tree.
+# Priorities: Python-Markdown's treeprocessors.build_treeprocessors and each extension.
+PRIORITY = 12
+
+
+class SectionTreeprocessor(Treeprocessor):
+    """Wraps the body of each top-level ``h2`` section in a ``div``."""
+
+    def run(self, root: etree.Element) -> None:
+        """Move the root's children between one top-level ``h2`` and the next (or the end)
+        into a new ``div.course-section`` placed right after the first ``h2``.
+
+        Args:
+            root: the document's root element (Python-Markdown's ``div``); changed in place.
+            Children before the first ``h2`` stay where they are, a heading directly
+            followed by the next one gets no body, and a document without a top-level
+            ``h2`` is left unchanged. Headings nested in other blocks (an admonition, a tab)
+            never start a section.
+
+        Returns:
+            None (Python-Markdown then keeps ``root``).
+        """
+        children = list(root)
+        if not any(child.tag == "h2" for child in children):
+            return
+        for child in children:
+            root.remove(child)
+        seen_heading, body = False, None
+        for child in children:
+            if child.tag == "h2":
+                root.append(child)
+                seen_heading, body = True, None
+            elif not seen_heading:
+                root.append(child)
+            else:
+                if body is None:
+                    body = etree.SubElement(root, "div", {"class": SECTION_CLASS})
+                    body.text = "\n"
+                body.append(child)
+
+
+class SectionExtension(Extension):
+    """Registers :class:`SectionTreeprocessor` (see the module docstring)."""
+
+    def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.treeprocessors.register(SectionTreeprocessor(md), "course_sections", PRIORITY)
+
+
+def makeExtension(**kwargs) -> SectionExtension:  # noqa: N802 (Python-Markdown's entry point)
+    """Python-Markdown's entry point for ``extensions=["coursekit.sections"]``.
+
+    Args:
+        **kwargs: extension options; there are none.
+
+    Returns:
+        A :class:`SectionExtension`.
+    """
+    return SectionExtension(**kwargs)

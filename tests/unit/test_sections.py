@@ -1,0 +1,83 @@
+"""coursekit.sections: what follows each top-level h2, up to the next, becomes one
+div.course-section after it, and nothing else about the page changes."""
+from __future__ import annotations
+
+import markdown
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+from coursekit.markdown_engine import engine_for
+
+ENGINE = engine_for(ROOT / "mkdocs.yml")
+# the site's extensions, and footnotes, which the site does not use but a page may
+SITE_EXTENSIONS = [*ENGINE.extensions, "footnotes"]
+WITHOUT = [name for name in SITE_EXTENSIONS if name != "coursekit.sections"]
+
+PAGE = """# Title
+
+Before any section[^1].
+
+## First { #first }
+
+Text of the first section.
+
+/// admonition | A heading inside a block
+## Not a section of its own
+///
+
+- a list
+- that ends the section
+
+## Empty, straight before the next heading
+
+## Second
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+[^1]: A footnote, placed at the end of the page.
+"""
+
+
+def _blocks(soup: BeautifulSoup) -> list[str]:
+    """The page's elements in document order, each as its serialized HTML (whitespace
+    between blocks, which the wrapping moves, left out)."""
+    return [str(el) for el in soup.find_all(True)]
+
+
+def _render(text: str, extensions: list) -> str:
+    configs = {name: dict(options) for name, options in ENGINE.configs.items() if name in extensions}
+    return markdown.Markdown(extensions=extensions, extension_configs=configs).convert(text)
+
+
+def test_the_site_enables_sections():
+    assert ENGINE.has("coursekit.sections")
+
+
+def test_each_top_level_heading_is_followed_by_its_body_and_nothing_else_changes():
+    with_sections = _render(PAGE, SITE_EXTENSIONS)
+    without = _render(PAGE, WITHOUT)
+    soup = BeautifulSoup(with_sections, "html.parser")
+    # nothing lost, added or moved: with the bodies unwrapped, the page is the same
+    unwrapped = BeautifulSoup(with_sections, "html.parser")
+    for body in unwrapped.select("div.course-section"):
+        body.unwrap()
+    assert _blocks(unwrapped) == _blocks(BeautifulSoup(without, "html.parser"))
+    top = soup.find_all(True, recursive=False)
+    # the headings stay at the top level, each followed by its body; what comes before
+    # the first h2 stays where it was
+    assert [el.name + ("." + " ".join(el.get("class", [])) if el.get("class") else "") for el in top] == [
+        "h1", "p", "h2", "div.course-section", "h2", "h2", "div.course-section"]
+    first, second = soup.select("div.course-section")
+    assert first.find_previous_sibling("h2")["id"] == "first"
+    assert second.find_previous_sibling("h2")["id"] == "second"
+    # the h2 inside the admonition stays inside the first body; the footnotes end the last
+    assert first.select_one("div.admonition h2") is not None
+    assert second.find("div", class_="footnote", recursive=False) is not None
+
+
+@pytest.mark.parametrize("text", ["# Only a title\n\nAnd a paragraph.\n", "Text.\n\n### A third-level heading\n"])
+def test_a_page_without_a_top_level_h2_is_unchanged(text):
+    assert _render(text, SITE_EXTENSIONS) == _render(text, WITHOUT)
