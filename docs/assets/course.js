@@ -17,22 +17,18 @@ document.addEventListener("click", (event) => {
 // the right one) and then the explanation. Without JavaScript the block opens to show
 // them as written; here each option becomes a radio button, "Check" gives feedback, and
 // the explanation appears once an answer was checked. Strings come from the page, in its
-// language (hooks/quick_check.py). A block is rebuilt only when it nears the viewport or its
-// summary is clicked (before the browser opens it), so a lesson's load does not pay for
-// quick checks further down the page.
+// language (hooks/quick_check.py).
 (() => {
   const source = document.getElementById("course-quiz-strings");
   if (!source) {
     return;
   }
   const text = JSON.parse(source.textContent);
-  const built = new WeakSet();
-  const enhance = (quiz, n) => {
+  document.querySelectorAll("details.quiz").forEach((quiz, n) => {
     const list = quiz.querySelector("ul.task-list");
-    if (built.has(quiz) || !list) {
+    if (!list) {
       return;
     }
-    built.add(quiz);
     const options = Array.from(list.querySelectorAll(":scope > li"));
     const explanation = Array.from(quiz.children).filter(
       (el) => el !== list && el.tagName !== "SUMMARY" && el.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_PRECEDING);
@@ -86,18 +82,5 @@ document.addEventListener("click", (event) => {
       if (!right) chosen.parentElement.classList.add("course-quiz__wrong");
       explanation.forEach((el) => { el.hidden = false; });
     });
-  };
-  const quizzes = Array.from(document.querySelectorAll("details.quiz"));
-  const near = "IntersectionObserver" in window && new IntersectionObserver((entries) => {
-    entries.filter((entry) => entry.isIntersecting).forEach((entry) => {
-      near.unobserve(entry.target);
-      enhance(entry.target, quizzes.indexOf(entry.target));
-    });
-  }, { rootMargin: "100% 0px" });
-  quizzes.forEach((quiz, n) => {
-    // capture phase: runs before the click's default action opens the block
-    quiz.querySelector("summary")?.addEventListener("click", () => enhance(quiz, n), true);
-    quiz.addEventListener("toggle", () => enhance(quiz, n));  // opened by find-in-page or a script
-    if (near) near.observe(quiz); else enhance(quiz, n);
   });
 })();
