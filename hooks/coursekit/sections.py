@@ -35,7 +35,7 @@ class SectionTreeprocessor(Treeprocessor):
 
     def run(self, root: etree.Element) -> None:
         """Move the root's children between one top-level ``h2`` and the next (or the end)
-        into a new ``div.course-section`` placed right after the first ``h2``.
+        into a new ``div.course-section`` placed right after the first of the two.
 
         Args:
             root: the document's root element (Python-Markdown's ``div``); changed in place.
