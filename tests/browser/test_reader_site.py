@@ -181,7 +181,7 @@ def test_a_code_block_is_mounted_when_it_scrolls_into_view(server, page):
     # mount is a forced layout of the whole page); the last block gets its own on arrival.
     page.goto(_url(server, "en", LESSON))
     page.wait_for_load_state("load")
-    # not in a closed output or a hidden tab: straight under the article or a section
+    # not in a closed output or a hidden tab: straight under the article or a section body
     blocks = page.locator("article > div.highlight, article > div.course-section > div.highlight")
     last = blocks.last
     copy = last.locator("button.md-code__button[data-md-type=copy]")
@@ -208,8 +208,8 @@ def test_sections_out_of_view_are_rendered_when_the_reader_gets_there(server, pa
     page.goto("about:blank")
     page.goto(_url(server, "en", LESSON, f"#{heading_id}"))
     page.wait_for_load_state("load")
-    page.wait_for_timeout(500)  # Material's own scroll handling after load
     middle = page.locator("article > div.course-section").nth(n // 2).locator(":scope > *").first
+    middle.wait_for(state="visible", timeout=5000)  # Material's own scroll handling after load
     assert middle.evaluate(rendered)
     header = page.locator("header.md-header").bounding_box()["height"]
     top = page.locator(f"[id='{heading_id}']").bounding_box()["y"]
