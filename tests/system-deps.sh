@@ -2,6 +2,10 @@
 # The Debian tools the tests use, installed where they are missing and this machine can:
 #   msgfmt (gettext)            course check --msgfmt, catalog tests
 #   chromium                    browser tests and the Lighthouse audit
+#   a Japanese font (fonts-noto-cjk)
+#                               the same: without one, Chromium looks for a fallback glyph by
+#                               glyph and draws empty boxes, a page no reader sees (Android,
+#                               which Lighthouse's mobile preset emulates, ships Noto Sans CJK)
 #   slurmctld, slurmd, sbatch, munged (slurmctld slurmd slurm-client munge)
 #                               the Slurm tests, a two-node cluster on this machine
 # Installs with apt-get when run as root on Debian; elsewhere it says what is missing
@@ -13,6 +17,7 @@ missing=()
 for tool in msgfmt chromium slurmctld slurmd sbatch munged; do
   command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || missing+=("${package_of[$tool]}")
 done
+fc-list :lang=ja family 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian packages the tests use: ${missing[*]}"

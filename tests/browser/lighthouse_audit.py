@@ -3,6 +3,7 @@
 Usage (after ``make test``'s set-up, with Debian's chromium and Node.js)::
 
     npm install --prefix .cache/lighthouse lighthouse@12.8.2   # newest that runs on Node 20
+    bash tests/system-deps.sh    # Chromium and a Japanese font, if make test has not run
     .venv/bin/python tests/browser/lighthouse_audit.py [--runs 3] [--build both] [--json lighthouse.json]
 
 It builds the site twice, as ``make site`` does (no ``SITE_URL``) and for its address
@@ -10,6 +11,11 @@ It builds the site twice, as ``make site`` does (no ``SITE_URL``) and for its ad
 hosting does (``shared/BROWSER-FACTS.md``: Python's http.server alone does not
 compress), runs Lighthouse's default (mobile) audit with Debian's Chromium, and prints
 the median score of each category per build and page over ``--runs`` runs.
+
+Japanese pages are measured only where a Japanese font is installed (``fc-list
+:lang=ja``): without one, Chromium searches for a fallback glyph by glyph and draws empty
+boxes, which made the first layout of a Japanese lesson take 70 ms instead of 21 ms here,
+so the score would describe a page no reader sees.
 """
 from __future__ import annotations
 
@@ -57,6 +63,16 @@ def _pages(project: Project) -> list[str]:
     return ["", *lessons]
 
 
+def _japanese_font() -> str | None:
+    """The family of an installed font with Japanese glyphs, or None (fontconfig's
+    ``fc-list :lang=ja``; None also where fontconfig is missing)."""
+    try:
+        found = subprocess.run(["fc-list", ":lang=ja", "family"], capture_output=True, text=True, check=False).stdout
+    except FileNotFoundError:
+        return None
+    return found.splitlines()[0] if found.strip() else None
+
+
 def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
     """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's."""
     scores = []
@@ -101,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     languages = ("", *(f"{code}/" for code in project.languages))
     if args.language:
         languages = tuple("" if code == project.default_language else f"{code}/" for code in args.language)
+    if "ja/" in languages and _japanese_font() is None:
+        parser.error("no Japanese font is installed (fc-list :lang=ja is empty), so Japanese pages would be "
+                     "measured drawing empty boxes; install one with: bash tests/system-deps.sh "
+                     "(or sudo apt-get install fonts-noto-cjk), or leave out --language ja")
     results = {}
     for build in BUILDS if args.build == "both" else (args.build,):
         with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
