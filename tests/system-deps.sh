@@ -17,7 +17,7 @@ missing=()
 for tool in msgfmt chromium slurmctld slurmd sbatch munged; do
   command -v "$tool" >/dev/null 2>&1 || [ -x "/usr/sbin/$tool" ] || missing+=("${package_of[$tool]}")
 done
-fc-list :lang=ja family 2>/dev/null | grep -q . || missing+=(fonts-noto-cjk)
+[ -n "$(fc-list :lang=ja family 2>/dev/null)" ] || missing+=(fonts-noto-cjk)  # no pipe: grep -q may end it early (pipefail)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing Debian packages the tests use: ${missing[*]}"
