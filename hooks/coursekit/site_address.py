@@ -22,8 +22,10 @@ import re
 
 __all__ = ["EMPTY_SITEMAP", "NO_SITE_URL_NOTICE", "portable_404", "relative_href"]
 
-# Material fetches <language root>/sitemap.xml on every page (integrations/sitemap); a
-# build without site_url has no absolute URL to list, so the file is a valid empty one.
+# Material fetches <language root>/sitemap.xml on every page (integrations/sitemap), and
+# sitemap.xml next to each hreflang alternate. A build without site_url has no absolute
+# URL to list, and a site map below the root may list only URLs below its own folder, so
+# where Material looks outside the root the file is a valid empty one.
 EMPTY_SITEMAP = ('<?xml version="1.0" encoding="UTF-8"?>\n'
                  '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>\n')
 NO_SITE_URL_NOTICE = ("built without SITE_URL, for any address and sub-path; set SITE_URL=https://host/path/ "

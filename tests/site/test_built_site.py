@@ -305,6 +305,27 @@ def test_a_hosted_build_has_a_sitemap_of_every_language_with_alternates(hosted_s
             assert set(LANGUAGES) <= urls[loc], loc
 
 
+
+def test_a_hosted_build_answers_materials_sitemap_requests_with_valid_small_maps(hosted_site):
+    """Material fetches ``sitemap.xml`` next to every hreflang alternate on each page load
+    and parses it on the main thread. Each such file exists and, being below the root,
+    lists only URLs below its own folder (sitemaps.org, "Sitemap file location"): a copy
+    of the root map there was invalid and cost every page load six 21 KB parses."""
+    import xml.etree.ElementTree as ET
+
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    for language in LANGUAGES:
+        for page in PAGES:
+            soup = soup_of(hosted_site, language, page)
+            for link in soup.select('link[rel="alternate"][hreflang]'):
+                folder = link["href"]
+                if folder == HOST:
+                    continue  # the root map, checked above
+                path = hosted_site / folder.removeprefix(HOST) / "sitemap.xml"
+                assert path.is_file(), (language, page, folder)
+                locs = [loc.text for loc in ET.parse(path).getroot().findall("s:url/s:loc", ns)]
+                assert all(loc.startswith(folder) for loc in locs), (path, locs[:3])
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_default_build_has_no_absolute_only_metadata(site, language):
     """No canonical link or hreflang alternate (only absolute URLs are valid there, and
