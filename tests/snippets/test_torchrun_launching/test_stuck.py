@@ -26,6 +26,7 @@ from .lesson import wait_for
 PROGRAM = SNIPPETS / "torchrun_launching" / "stuck.py"
 SPEC = read_spec(PROGRAM)
 _LOSS = re.compile(r"^rank (?P<rank>\d+) \(pid (?P<pid>\d+)\): local loss ", re.M)
+_DUMP_END = re.compile(r"^\s+File \"[^\"]*\", line \d+ in <module>$", re.M)  # the last line of a faulthandler dump
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/stuck.py")]
 
@@ -60,7 +61,9 @@ def probed(tmp_path_factory, pytestconfig):
     for rank, pid in sorted(pids.items()):
         before = running.stderr_path.read_text(errors="replace")
         subprocess.run(["kill", "-USR1", str(pid)], check=True)  # as the page says, from a shell
-        wait_for(lambda: running.stderr_path.read_text(errors="replace").count("most recent call first") > before.count("most recent call first"), 10)
+        # faulthandler writes a dump frame by frame; it is complete once the main thread's
+        # outermost frame (<module>, printed last: threads go newest first) is there
+        wait_for(lambda: _DUMP_END.search(running.stderr_path.read_text(errors="replace")[len(before):]), 10)
         faults[rank] = running.stderr_path.read_text(errors="replace")[len(before):]
     result = finish(running, SPEC.time_limit_s, started)
     return {"reached": reached, "pids": pids, "py-spy": dumps, "faulthandler": faults, "result": result, "nproc": nproc}
