@@ -305,7 +305,6 @@ def test_a_hosted_build_has_a_sitemap_of_every_language_with_alternates(hosted_s
             assert set(LANGUAGES) <= urls[loc], loc
 
 
-
 def test_a_hosted_build_answers_materials_sitemap_requests_with_valid_small_maps(hosted_site):
     """Material fetches ``sitemap.xml`` next to every hreflang alternate on each page load
     and parses it on the main thread. Each such file exists and, being below the root,
@@ -325,6 +324,7 @@ def test_a_hosted_build_answers_materials_sitemap_requests_with_valid_small_maps
                 assert path.is_file(), (language, page, folder)
                 locs = [loc.text for loc in ET.parse(path).getroot().findall("s:url/s:loc", ns)]
                 assert all(loc.startswith(folder) for loc in locs), (path, locs[:3])
+
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_default_build_has_no_absolute_only_metadata(site, language):
