@@ -101,11 +101,16 @@ _PLACEHOLDERS = ("<port>", "<pid>", "<id>", "<host>", "<tmp>", "<time>")  # test
 
 
 def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
-    """What the verified run printed, as a collapsed details block with one tab per rank.
+    """What the verified run printed, as a collapsed details block: each rank's lines under its label.
+
+    Ranks are stacked, not put in content tabs: Material mounts every tab set on load (it
+    measures each label for the active-tab indicator), and the eleven sets of a lesson's
+    closed output blocks cost about 250 ms of Lighthouse's blocking time (4x CPU
+    throttling) for content no reader had opened.
 
     The output comes from the record itself (``Record.output``), so it belongs to the
     exact content the badge vouches for: a changed program has no current record and
-    therefore shows no output. Returns pymdownx blocks Markdown (details, tabs, fenced
+    therefore shows no output. Returns pymdownx blocks Markdown (details, labelled paragraphs, fenced
     text); the lines are program output, never Markdown of their own.
     """
     processes = ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)
@@ -126,14 +131,14 @@ def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
             name = ui.text(OUTPUT_RANK, rank=int(m["rank"]))
         else:
             name = ui.text(OUTPUT_ATTEMPT, rank=int(m["rank"]), attempt=int(m["attempt"]))
-        lines += [f"{indent}/// tab | {name}", ""]
+        lines += [f"{indent}{_escape(name)}", f"{indent}{{: .course-output__rank }}", ""]
         if text:
             ticks = "`" * max(3, 1 + max((len(t) - len(t.lstrip("`")) for t in text), default=0))
             # no line numbers (pymdownx.highlight's linenums="0"): this is output, not code to copy
             lines += [f'{indent}{ticks} text linenums="0"', *(f"{indent}{t}" for t in text), f"{indent}{ticks}"]
         else:
             lines.append(f"{indent}{_escape(ui.text(OUTPUT_NOTHING))}")
-        lines += ["", f"{indent}///", ""]
+        lines.append("")
     lines.append(f"{indent}////")
     return "\n".join(lines) + "\n"
 

@@ -66,12 +66,12 @@ AWAITING_GPU = UIString("Awaiting GPU verification: needs %(count)d CUDA GPU",
                         "Awaiting GPU verification: needs %(count)d CUDA GPUs")
 OUTPUT_TITLE = UIString("Output of the verified run",
                         "title of the collapsed block under a launch command: what the program printed in the run that verified it")
-OUTPUT_RANK = UIString("rank %(rank)d", "tab of the verified output: what one process (rank) printed")
+OUTPUT_RANK = UIString("rank %(rank)d", "label above one part of the verified output: what one process (rank) printed")
 OUTPUT_ATTEMPT = UIString("rank %(rank)d, attempt %(attempt)d",
-                          "tab of the verified output when torchrun restarted the workers: one rank in one attempt (0 is the first)")
-OUTPUT_NOTHING = UIString("This rank printed nothing.", "verified output: the tab of a rank that printed nothing")
+                          "label above one part of the verified output when torchrun restarted the workers: one rank in one attempt (0 is the first)")
+OUTPUT_NOTHING = UIString("This rank printed nothing.", "verified output: under the label of a rank that printed nothing")
 OUTPUT_ORDER = UIString("The ranks print at the same time: in your terminal their lines can come in any order.",
-                        "verified output: note above the per-rank tabs")
+                        "verified output: note above the per-rank parts")
 OUTPUT_PLACEHOLDERS = UIString("Values that change from run to run are shown as:",
                                "verified output: followed by the placeholders used, e.g. `<port>`, `<pid>`")
 HOW_VERIFIED = UIString("How the code on this site is verified", "tooltip of every verification badge")

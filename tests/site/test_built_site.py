@@ -472,10 +472,12 @@ def test_under_each_launch_command_the_verified_run_s_output_per_rank(site, page
         for program, details in zip(shown, outputs):
             record = records[program].get("cpu-gloo") or records[program]["cuda-nccl"]
             assert "torch " + record["torch"] in details.summary.get_text()
-            blocks = details.select("div.tabbed-block")
-            assert len(blocks) == len(record["output"]), (language, program)
-            for block, lines in zip(blocks, record["output"].values()):
-                code = block.select_one("pre code")
+            labels = details.select(":scope > p.course-output__rank")
+            assert len(labels) == len(record["output"]), (language, program)
+            assert not details.select(".tabbed-set"), "ranks are stacked, not tabbed (gate.verified_output)"
+            for label, lines in zip(labels, record["output"].values()):
+                after = label.find_next_sibling()
+                code = after.select_one("pre code") if "highlight" in after.get("class", []) else None
                 assert (code.get_text().rstrip("\n").split("\n") if code else []) == lines, (language, program)
         if language != PROJECT.default_language:
             english = soup_of(site, PROJECT.default_language, page).select("article details.course-output")
