@@ -110,8 +110,8 @@ def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
 
     The output comes from the record itself (``Record.output``), so it belongs to the
     exact content the badge vouches for: a changed program has no current record and
-    therefore shows no output. Returns pymdownx blocks Markdown (details, labelled paragraphs, fenced
-    text); the lines are program output, never Markdown of their own.
+    therefore shows no output. Returns pymdownx blocks Markdown (details, labelled
+    paragraphs, fenced text); the lines are program output, never Markdown of their own.
     """
     processes = ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)
     slurm = [ui.text(ON_SLURM, count=record.nnodes)] if record.launcher == "slurm" else []
