@@ -59,7 +59,7 @@ def relative_href(href: str, page_url: str, root_path: str = "/") -> str:
 
 _HEAD_START = re.compile(r'<meta charset="utf-8">')
 _LINK_HREF = re.compile(r'(<link\b[^>]*?) href="')
-_SCRIPT_SRC = re.compile(r'<script (?:defer )?src="([^"]*)"></script>')  # deferred: docs/overrides/main.html
+_SCRIPT_SRC = re.compile(r'<script (?:defer )?src="([^"]*)"></script>')  # a page not from docs/overrides/main.html
 _SCOPE = "__md_scope=new URL("  # Material's base.html: localStorage keys scoped to the site root
 _STYLESHEET = re.compile(r'<link rel="stylesheet" data-course-href="([^"]*)">')
 
@@ -78,12 +78,13 @@ var base=document.createElement("base");base.href=root+own.slice(0,own.lastIndex
 _LOAD_LINKS = ('document.querySelectorAll("link[data-course-href]").forEach(function(l)'
                '{l.setAttribute("href",l.getAttribute("data-course-href"))})')
 # At the end of the body: Material's __config made absolute (Material resolves it against
-# location, not the base URL), then the page's scripts, in their order.
-_LOAD_SCRIPTS = ('(function(){var c=document.getElementById("__config");if(c){var d=JSON.parse(c.textContent);'
-                 'd.base=new URL(d.base,document.baseURI).href;d.search=new URL(d.search,document.baseURI).href;'
-                 'c.textContent=JSON.stringify(d)}'
-                 'document.querySelectorAll("script[data-course-src]").forEach(function(s){var n=document.createElement("script");'
-                 'n.src=s.getAttribute("data-course-src");n.async=false;document.body.appendChild(n)})})()')
+# location, not the base URL), then the page's scripts, in their order -- unless the page
+# loads them itself (docs/overrides/main.html: after its first paint, against the base URL).
+_FIX_CONFIG = ('var c=document.getElementById("__config");if(c){var d=JSON.parse(c.textContent);'
+               'd.base=new URL(d.base,document.baseURI).href;d.search=new URL(d.search,document.baseURI).href;'
+               'c.textContent=JSON.stringify(d)}')
+_LOAD_SCRIPTS = ('document.querySelectorAll("script[data-course-src]").forEach(function(s){var n=document.createElement("script");'
+                 'n.src=s.getAttribute("data-course-src");n.async=false;document.body.appendChild(n)})')
 
 
 def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
@@ -117,5 +118,7 @@ def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
     html = _LINK_HREF.sub(r'\1 data-course-href="', html)
     stylesheets = "".join(f'<link rel="stylesheet" href="{href}">' for href in _STYLESHEET.findall(html))
     html = html.replace("</head>", f"  <script>{_LOAD_LINKS}</script>\n    <noscript>{stylesheets}</noscript>\n  </head>", 1)
+    loads_itself = "data-course-src=" in html  # the page's own loader (docs/overrides/main.html)
     html = _SCRIPT_SRC.sub(lambda m: f'<script data-course-src="{m.group(1)}"></script>', html)
-    return html.replace("</body>", f"  <script>{_LOAD_SCRIPTS}</script>\n  </body>", 1)
+    body_end = f"(function(){{{_FIX_CONFIG}{'' if loads_itself else _LOAD_SCRIPTS}}})()"
+    return html.replace("</body>", f"  <script>{body_end}</script>\n  </body>", 1)

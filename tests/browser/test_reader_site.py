@@ -104,6 +104,15 @@ def page(browser, request, tmp_path_factory):
     context.close()
 
 
+def _open(pg, url: str):
+    """Go to ``url`` and wait, as a reader does, until the page responds: its scripts load
+    after the first paint (docs/overrides/main.html), and ``<html data-course-scripts>``
+    says once Material has started. Returns the navigation's response."""
+    response = pg.goto(url)
+    pg.locator("html[data-course-scripts=started]").wait_for(state="attached", timeout=10_000)
+    return response
+
+
 def _url(base: str, language: str, page: str, fragment: str = "") -> str:
     prefix = "" if language == PROJECT.default_language else f"{language}/"
     return f"{base}{prefix}{page}/{fragment}"
@@ -130,7 +139,7 @@ def _search(pg, word: str):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_search_finds_the_lesson_in_the_same_language_only(server, page, language):
-    page.goto(_url(server, language, LESSON))
+    _open(page, _url(server, language, LESSON))
     hits = _search(page, SEARCH_WORDS[language])
     assert hits, language
     first = urlparse(hits[0]).path
@@ -143,13 +152,13 @@ def test_search_finds_the_lesson_in_the_same_language_only(server, page, languag
 
 @pytest.mark.parametrize("language", sorted(GRADIENT_WORDS))
 def test_the_word_for_gradient_finds_the_lesson(server, page, language):
-    page.goto(_url(server, language, LESSON))
+    _open(page, _url(server, language, LESSON))
     paths = [urlparse(h).path for h in _search(page, GRADIENT_WORDS[language])]
     assert urlparse(_url(server, language, LESSON)).path in paths
 
 
 def test_japanese_search_segments_words(server, page):
-    page.goto(_url(server, "ja", LESSON))
+    _open(page, _url(server, "ja", LESSON))
     requested = []
     page.on("request", lambda r: requested.append(r.url))
     _search(page, SEARCH_WORDS["ja"])
@@ -159,7 +168,7 @@ def test_japanese_search_segments_words(server, page):
 
 @pytest.mark.parametrize("language", PROJECT.languages)
 def test_language_switch_keeps_page_and_section(server, page, language):
-    page.goto(_url(server, "en", LESSON, "#wrap-the-model"))
+    _open(page, _url(server, "en", LESSON, "#wrap-the-model"))
     page.locator(f"a.md-select__link[hreflang={language}]").first.dispatch_event("click")
     page.wait_for_url(re.compile(re.escape(_url(server, language, LESSON)) + "#wrap-the-model$"))
     assert page.locator("html").get_attribute("lang") == language
@@ -167,7 +176,7 @@ def test_language_switch_keeps_page_and_section(server, page, language):
 
 
 def test_copy_button_copies_exactly_the_snippet_section(server, page):
-    page.goto(_url(server, "ja", LESSON))
+    _open(page, _url(server, "ja", LESSON))
     # the first program section (the launch line comes before it, then its collapsed output)
     block = page.locator("article div.language-py.highlight").first
     block.hover()
@@ -179,7 +188,7 @@ def test_copy_button_copies_exactly_the_snippet_section(server, page):
 def test_a_code_block_is_mounted_when_it_scrolls_into_view(server, page):
     # mkdocs.yml's content.lazy: at load only the blocks in view get their buttons (each
     # mount is a forced layout of the whole page); the last block gets its own on arrival.
-    page.goto(_url(server, "en", LESSON))
+    _open(page, _url(server, "en", LESSON))
     page.wait_for_load_state("load")
     # not in a closed output or a hidden tab: straight under the article or a section body
     blocks = page.locator("article > div.highlight, article > div.course-section > div.highlight")
@@ -196,7 +205,7 @@ def test_sections_out_of_view_are_rendered_when_the_reader_gets_there(server, pa
     # sections far down the lesson (content-visibility: auto); a link to a heading there
     # still lands on the heading, with its section's body rendered under it.
     rendered = "el => el.checkVisibility({contentVisibilityAuto: true})"
-    page.goto(_url(server, "en", LESSON))
+    _open(page, _url(server, "en", LESSON))
     page.wait_for_load_state("load")
     bodies = page.locator("article > div.course-section")
     n = bodies.count()
@@ -206,7 +215,7 @@ def test_sections_out_of_view_are_rendered_when_the_reader_gets_there(server, pa
     assert not middle.evaluate(rendered)
     heading_id = bodies.nth(n // 2).evaluate("el => el.previousElementSibling.id")
     page.goto("about:blank")
-    page.goto(_url(server, "en", LESSON, f"#{heading_id}"))
+    _open(page, _url(server, "en", LESSON, f"#{heading_id}"))
     page.wait_for_load_state("load")
     middle = page.locator("article > div.course-section").nth(n // 2).locator(":scope > *").first
     middle.wait_for(state="visible", timeout=5000)  # Material's own scroll handling after load
@@ -219,7 +228,7 @@ def test_sections_out_of_view_are_rendered_when_the_reader_gets_there(server, pa
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_nothing_is_loaded_from_another_host(server, page, language):
     for target in ("", f"{LESSON}/"):
-        page.goto(_url(server, language, target.rstrip("/")) if target else (server if language == "en" else f"{server}{language}/"))
+        _open(page, _url(server, language, target.rstrip("/")) if target else (server if language == "en" else f"{server}{language}/"))
         page.wait_for_load_state("networkidle")
     hosts = {urlparse(u).netloc for u in page.requests if not u.startswith("data:")}
     assert hosts == {urlparse(server).netloc}, hosts
@@ -238,7 +247,7 @@ def _quiz_strings(language: str) -> dict:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_quick_check_gives_feedback_in_the_pages_language(server, page, language):
-    page.goto(_url(server, language, LESSON))
+    _open(page, _url(server, language, LESSON))
     strings = _quiz_strings(language)
     quiz = page.locator("details.quiz").first
     quiz.locator("summary").click()
@@ -324,7 +333,7 @@ JAPANESE_COMPOUNDS = {"学習ループ": ("学習", "ループ"), "勾配の平�
 @pytest.mark.parametrize("compound", sorted(JAPANESE_COMPOUNDS))
 def test_japanese_search_finds_what_the_parts_of_a_compound_find(server, page, compound):
     parts = JAPANESE_COMPOUNDS[compound]
-    page.goto(_url(server, "ja", LESSON))
+    _open(page, _url(server, "ja", LESSON))
     found = _result_groups(page, compound)
     assert found, compound
     assert found == _result_groups(page, " ".join(parts))  # as if typed with spaces, in the same order
@@ -336,7 +345,7 @@ def test_japanese_search_finds_what_the_parts_of_a_compound_find(server, page, c
 
 @pytest.mark.parametrize("word", ["勾配", "学習", "ループ", "学習 ループ"])
 def test_japanese_search_for_words_and_spaced_words_keeps_working(server, page, word):
-    page.goto(_url(server, "ja", LESSON))
+    _open(page, _url(server, "ja", LESSON))
     found = _result_groups(page, word)
     assert found and all(set(word.split()) & terms for hits in found for _, terms in hits[1:]), found
 
@@ -349,7 +358,7 @@ def _served_index(site: Path, language: str) -> list[dict]:
 
 @pytest.mark.parametrize("spellings", [("dağıtık", "DAĞITIK", "Dağıtık"), ("işlem", "İşlem", "İŞLEM")])
 def test_turkish_search_ignores_case(server, page, spellings):
-    page.goto(_url(server, "tr", LESSON))
+    _open(page, _url(server, "tr", LESSON))
     results = [_result_groups(page, spelling) for spelling in spellings]
     assert results[0], spellings
     assert all(r == results[0] for r in results), dict(zip(spellings, results))
@@ -362,7 +371,7 @@ def test_turkish_search_finds_a_capital_dotted_i(hosted, page):
     capital_only = [d["location"] for d in _served_index(site, "tr")
                     if re.search(r"\bİlk", d["title"] + " " + d["text"]) and not re.search(r"\bilk", d["title"] + " " + d["text"])]
     assert capital_only, "no Turkish section writes İlk without also writing ilk"
-    page.goto(_url(server, "tr", LESSON))
+    _open(page, _url(server, "tr", LESSON))
     found = {path for hits in _result_groups(page, "ilk") for path, _ in hits}
     for location in capital_only:
         assert f"{SUB_PATH}tr/{location}" in found, (location, found)
@@ -399,7 +408,7 @@ def test_every_page_loads_without_a_failed_request_or_console_error(request, bro
     pg = context.new_page()
     problems = _watch(pg, url)
     for path in _every_page(site):
-        pg.goto(url + path)
+        _open(pg, url + path)
         pg.wait_for_load_state("networkidle")
         assert pg.evaluate("getComputedStyle(document.querySelector('.md-header')).position") == "sticky", path
         for href in pg.locator("a.md-select__link").evaluate_all("links => links.map(a => a.href)"):
@@ -421,7 +430,7 @@ def test_a_missing_address_shows_its_languages_404_page_styled_and_linked(reques
     context = browser.new_context()
     pg = context.new_page()
     problems = _watch(pg, url)
-    response = pg.goto(url + missing)
+    response = _open(pg, url + missing)
     pg.wait_for_load_state("networkidle")
     assert response.status == 404
     expected = {f"404 {url}{missing}", f"console error at {url}{missing}: Failed to load resource: "
