@@ -47,6 +47,11 @@ TERMINAL_STATES = frozenset({"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", 
                              "OUT_OF_MEMORY", "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT"})
 POLL_S = 0.2
 START_TIMEOUT_S = 60.0
+# CPUs each local node declares, at least: the course's largest launch asks for 4 processes
+# on one node (mesh_2d.py), and jobs of parallel test workers must run side by side (two
+# jobs started "at once" must really be at once). The nodes share this machine's CPUs
+# anyway; how many jobs run at a time is set by the test workers, not by Slurm.
+LOCAL_NODE_CPUS = 8
 STOP_TIMEOUT_S = 30.0
 _FIELD = re.compile(r"(?:^|\s)(?P<key>[A-Za-z][A-Za-z0-9_:/]*)=(?P<value>\S*)")
 
@@ -143,6 +148,7 @@ class Cluster:
         self.partition = partition
         self.timings: list[JobTiming] = []
         self.startup_s: float | None = None
+        self.stopped: set[int] = set()  # jobs the runner cancelled (at their time limit)
 
     def command_env(self) -> dict[str, str]:
         """The environment the client commands run with: ``PATH`` and :attr:`env`."""
@@ -251,8 +257,8 @@ class LocalCluster(Cluster):
 
     Use :meth:`start` (returns self once ``sinfo`` shows every node idle) and :meth:`stop`.
     Node ``nK`` listens on its own port and is reached at 127.0.0.1; the partition is
-    ``course``. Each node declares this machine's CPUs (jobs on the two nodes share them)
-    and no GPU. The client commands find it through ``SLURM_CONF`` (its ``slurm.conf``),
+    ``course``. Each node declares this machine's CPUs, at least :data:`LOCAL_NODE_CPUS`
+    (jobs on the two nodes share them), and no GPU. The client commands find it through ``SLURM_CONF`` (its ``slurm.conf``),
     as a site's commands find theirs through ``/etc/slurm/slurm.conf``.
     """
 
@@ -273,7 +279,7 @@ class LocalCluster(Cluster):
     def _write_conf(self) -> None:
         f = self.folder
         host = socket.gethostname()
-        cpus = os.cpu_count() or 2
+        cpus = max(os.cpu_count() or 1, LOCAL_NODE_CPUS)  # slurmd takes them as given (config_overrides)
         lines = [
             "# Written by tests/slurm_cluster.py for one test session; see shared/SLURM-FACTS.md.",
             "ClusterName=course",

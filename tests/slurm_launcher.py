@@ -72,6 +72,26 @@ class SlurmJob:
     returncode: int | None = None
     pid: None = None
     final: dict = field(default_factory=dict)
+    _pending: bool = True
+
+    @property
+    def stopped_by_runner(self) -> bool:
+        """The runner cancelled this job (through any node's view of it, see
+        :meth:`send_signal`): for every view it ran past its time limit."""
+        return self.slurm_job_id in self.cluster.stopped
+
+    @property
+    def queued_s(self) -> float:
+        """Seconds it has waited in the queue: from submission to first seen running, or
+        to now while it still waits (0 if sbatch refused it). Time that does not count
+        against a program's time limit."""
+        if self.slurm_job_id is None:
+            return 0.0
+        self.poll()
+        queued = self.cluster.timing(self.slurm_job_id).queued_s
+        if queued is not None:
+            return queued
+        return time.monotonic() - self.submitted_at if self._pending else 0.0
 
     @property
     def submitted(self) -> bool:
@@ -95,7 +115,12 @@ class SlurmJob:
         """The exit status once the job has ended, else None."""
         if self.returncode is not None or self.slurm_job_id is None:
             return self.returncode
-        return self._settle(self.cluster.job(self.slurm_job_id))
+        st = self.cluster.job(self.slurm_job_id)
+        self._pending = st is not None and st.state == "PENDING"
+        timing = self.cluster.timing(self.slurm_job_id)
+        if st is not None and not self._pending and timing.queued_s is None:
+            timing.queued_s = time.monotonic() - self.submitted_at
+        return self._settle(st)
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the job ends; ``timeout`` counts running time only (queue excluded).
@@ -112,8 +137,10 @@ class SlurmJob:
         return self.returncode
 
     def send_signal(self, sig) -> None:
-        """Any stop signal cancels the job (``scancel``): Slurm signals every process of it."""
+        """Any stop signal cancels the job (``scancel``): Slurm signals every process of it.
+        The job is then :attr:`stopped_by_runner` for all its views."""
         if self.slurm_job_id is not None:
+            self.cluster.stopped.add(self.slurm_job_id)
             self.cluster.cancel(self.slurm_job_id)
 
     def kill(self) -> None:
@@ -154,6 +181,23 @@ class SlurmBackend:
         self.cluster = cluster
         self.wraps = wraps
         self._gpus: int | None = None
+        self.launched: list[SlurmJob] = []  # every node's view of every job submitted
+
+    def cancel_unfinished(self) -> list[int]:
+        """Cancel every job submitted through this backend whose end nobody has waited
+        for (a test that failed between launching and ``torchjob.finish``), so it does
+        not hold a node until Slurm's own time limit; forget the others.
+
+        Returns:
+            The ids of the jobs cancelled (empty when every job was followed to its end).
+        """
+        cancelled = []
+        for job in self.launched:
+            if job.slurm_job_id is not None and job.poll() is None and job.slurm_job_id not in cancelled:
+                job.send_signal(None)
+                cancelled.append(job.slurm_job_id)
+        self.launched.clear()
+        return cancelled
 
     @property
     def gpus_per_node(self) -> int:
@@ -197,6 +241,7 @@ class SlurmBackend:
                 stdout_path = Path(state.fields["StdOut"])
                 if state.fields.get("StdErr") not in (None, "", state.fields["StdOut"]):
                     stderr_path = Path(state.fields["StdErr"])
+        self.launched.append(job)
         return Launched(job, line, cwd, env, job_dir, stdout_path, stderr_path)
 
     def _submit_wrapped(self, line: LaunchLine, cwds: list[Path], *, bare: bool, hardware: list[dict[str, str]],
@@ -263,5 +308,7 @@ class SlurmBackend:
         if proc.returncode != 0 or not m:
             raise SlurmError(f"sbatch {script} exited {proc.returncode}: {(proc.stderr or proc.stdout).strip()}")
         job_id = int(m["id"] or m["parsable"])
-        return [Launched(SlurmJob(self.cluster, job_id, submitted, rc_file=rc), line, cwd, env, job_dir, out, err)
-                for (cwd, out, err, rc), env, job_dir in zip(nodes, envs, dirs)]
+        views = [SlurmJob(self.cluster, job_id, submitted, rc_file=rc) for _, _, _, rc in nodes]
+        self.launched += views
+        return [Launched(view, line, cwd, env, job_dir, out, err)
+                for view, (cwd, out, err, _), env, job_dir in zip(views, nodes, envs, dirs)]

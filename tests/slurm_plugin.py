@@ -13,6 +13,9 @@
   launch and GPUs per node when the program runs on CUDA there; the same tests check
   the jobs, and the records say ``launcher: "slurm"``. Run it from a folder every node
   can read, with ``--basetemp`` on shared storage too (the jobs' folders live there).
+  A test that acts on a job from the tests' machine (kills a worker, runs py-spy on it,
+  probes its ports, starts two jobs to clash on one host) calls
+  :func:`require_this_machine` and is skipped there, saying why.
 * ``--slurm-local`` does the same on the local two-node cluster, started once for the
   whole session (under xdist by the controller, which hands its configuration to the
   workers): the end-to-end check of ``--slurm-partition`` on a machine without a cluster.
@@ -56,6 +59,20 @@ def _wraps(config) -> bool:
     return bool(config.getoption("--slurm-partition") or config.getoption("--slurm-local"))
 
 
+def require_this_machine(config, what: str) -> None:
+    """Skip the calling test or fixture under ``--slurm-partition``: it acts on a job's
+    processes or ports from the machine the tests run on (``what`` says how), and on a
+    cluster they run on the cluster's nodes. Under ``--slurm-local`` the nodes are this
+    machine, so it runs.
+
+    Raises:
+        pytest.skip.Exception: under ``--slurm-partition``, with the reason.
+    """
+    if config.getoption("--slurm-partition"):
+        pytest.skip(f"acts on the job from the tests' own machine ({what}); a cluster runs it on its nodes: "
+                    f"run this test without --slurm-partition, or with --slurm-local")
+
+
 def _start_local(root: Path) -> LocalCluster:
     os.chmod(root, 0o755)  # mkdtemp's 0700 would hide munged's socket from the job's users
     reason = unavailable()
@@ -82,7 +99,10 @@ def pytest_configure(config):
     if worker is not None and worker.get("slurm_conf"):
         _register(Cluster({"SLURM_CONF": worker["slurm_conf"]}, worker["slurm_partition"]), wraps=True)
     elif partition:
-        _register(Cluster(partition=partition), wraps=True)
+        # the maintainer's cluster, found as their own commands find it: SLURM_CONF if set,
+        # else the site's slurm.conf (the client commands run with only PATH and these)
+        found = {name: os.environ[name] for name in torchjob.CLUSTER_ENV if name in os.environ}
+        _register(Cluster(found, partition), wraps=True)
     elif config.getoption("--slurm-local") and worker is None:
         folder = Path(tempfile.mkdtemp(prefix="course-slurm-"))
         try:
@@ -145,6 +165,19 @@ def pytest_sessionfinish(session, exitstatus):
     if worker_output is not None:
         worker_output["slurm"] = {"timings": _STATE["timings"], "startups": _STATE["startups"],
                                   "stopped": [_STATE["stopped"]] if _STATE["stopped"] else []}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After each test: cancel any job it submitted but never followed to its end (it
+    failed in between), so the job does not hold a node for the tests after it."""
+    try:
+        return (yield)
+    finally:
+        if torchjob.SLURM is not None:
+            cancelled = torchjob.SLURM.cancel_unfinished()
+            if cancelled:
+                item.add_report_section("teardown", "slurm", f"cancelled jobs this test left unfollowed: {cancelled}")
 
 
 _GATHERED: dict = {"timings": [], "startups": [], "stopped": []}

@@ -98,7 +98,8 @@ class JobResult:
     Attributes:
         line: the launch line that ran (``bash -c`` of its text).
         returncode: the agent's exit status (None if it had to be stopped).
-        duration_s: wall time from launch to the end of the clean-up, in seconds.
+        duration_s: wall time from launch to the end of the clean-up, in seconds (for
+            a Slurm job, less the time it waited in the queue).
         timed_out: the job overran its time limit and was stopped.
         agent_output: torchrun's stdout and stderr; in a bare run the workers write to
             the same terminal, so their output is here too (see :attr:`stdout_text`).
@@ -312,6 +313,13 @@ def _job_processes(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> 
     return alive
 
 
+def job_processes(job: Launched) -> list[psutil.Process]:
+    """The live processes of a launched line on this machine: its agent and workers, by
+    parentage, harness pid files and working folder (a Slurm job of the local cluster
+    has no local parent; its processes are found by their folder)."""
+    return _job_processes(job.popen, job.job_dir / "harness" if job.job_dir else None, job.cwd)
+
+
 def _stop(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> None:
     """Stop a job that overran: dump every rank's stack (harness runs: faulthandler on
     SIGUSR1), SIGTERM the agent, then SIGKILL the rest."""
@@ -471,17 +479,22 @@ def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
     """Wait for a launched agent within its time limit (seconds since ``started``, a
     ``time.monotonic()`` reading), stop it if it overruns, collect its output.
 
-    For a Slurm job, time it waited in the queue does not count, and its processes get
+    For a Slurm job, time it waited in the queue does not count (neither against the
+    limit nor in ``duration_s``); one the runner cancelled at its limit through another
+    node's view of it ran past its limit for this view too; and its processes get
     :data:`GRACE_S` seconds after Slurm reports its end to be gone (Slurm's own clean-up
     of a step, shared/SLURM-FACTS.md) before survivors count as left behind."""
     popen, pid_dir = job.popen, job.job_dir / "harness" if job.job_dir else None
     slurm = getattr(popen, "slurm_job_id", None) is not None
+    queued = (lambda: popen.queued_s) if slurm else (lambda: 0.0)
     timed_out = False
     try:
-        popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started)))
+        popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started - queued())))
     except subprocess.TimeoutExpired:
         timed_out = True
         _stop(popen, pid_dir, job.cwd)
+    if slurm and popen.stopped_by_runner:
+        timed_out = True  # a multi-node job: the first node's view stopped it for all
     if slurm:
         deadline = time.monotonic() + GRACE_S
         while _job_processes(popen, pid_dir, job.cwd) and time.monotonic() < deadline:
@@ -500,7 +513,7 @@ def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
     return JobResult(
         line=job.line,
         returncode=None if timed_out else popen.returncode,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - started - queued(),
         timed_out=timed_out,
         agent_output=out + err,
         stdout_text=out,

@@ -86,3 +86,36 @@ def test_the_suite_runs_as_slurm_jobs_and_its_records_say_so(needs_slurm, tmp_pa
     assert (record["launcher"], record["nnodes"], record["nproc_per_node"], record["backend"], record["device"]) == \
         ("slurm", 1, 2, "gloo", "cpu")
     assert record["bare_runs"] == 1 and record.get("checks", "claims") == "claims"  # the default is left out
+
+
+def _pytest(args: list[str], env_extra: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run the project's own tests in a child pytest, as a maintainer types it."""
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "pytest", *args, "--no-record", "-p", "no:xdist",
+                           "-p", "no:cacheprovider", "-q", "-rs"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_hanging_two_node_job_is_stopped_at_its_limit_on_both_nodes(needs_slurm):
+    """multinode_standalone.py's two agents wait forever: as one Slurm job of two nodes,
+    both nodes' views of it must count as stopped at the limit (the first view cancels
+    the job for both), and the agents' ports are found through their working folders."""
+    proc = _pytest(["tests/snippets/test_torchrun_launching/test_multinode_standalone.py", "--slurm-local",
+                    "--reverify", "--bare-runs", "1"])
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "4 passed" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_a_test_that_acts_on_the_job_from_this_machine_skips_on_a_cluster(needs_slurm, open_tmp):
+    """Under --slurm-partition (here the local cluster reached through SLURM_CONF, as a
+    site's cluster is) stuck.py's py-spy test skips, saying why, and submits nothing."""
+    cluster = LocalCluster(open_tmp / "cluster").start()
+    try:
+        proc = _pytest(["tests/snippets/test_torchrun_launching/test_stuck.py", "--slurm-partition", cluster.partition,
+                        "--reverify", "-k", "reaches_its_collective"], cluster.env)
+        submitted = cluster.run("scontrol", "show", "job", "-o", check=False).stdout
+    finally:
+        left = cluster.stop(check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "1 skipped" in proc.stdout and "acts on the job from the tests' own machine (py-spy" in proc.stdout, proc.stdout
+    assert "JobId=" not in submitted and left == []

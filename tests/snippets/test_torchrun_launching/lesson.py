@@ -9,7 +9,7 @@ import psutil
 
 from conftest import copy_snippet
 from coursekit.runspec import read_spec, torchrun_shape
-from torchjob import JobResult, Launched, finish, launch
+from torchjob import JobResult, Launched, finish, job_processes, launch
 from verification_plugin import effective_line, hardware_env
 
 _STORE = re.compile(r"^rank (?P<rank>\d+): store at (?P<addr>[^:\s]+):(?P<port>\d+), rendezvous id (?P<id>\S+)$", re.M)
@@ -52,12 +52,14 @@ def wait_for(predicate, timeout_s: float, poll_s: float = 0.1) -> bool:
 def agent_processes(job: Launched) -> list[psutil.Process]:
     """The torchrun agent of a launched line: bash itself when it exec'd torchrun (a
     one-command line), else the torchrun process under it; its workers are left out."""
-    try:
-        root = psutil.Process(job.popen.pid)
-        procs = [root, *root.children(recursive=True)]
-        return [p for p in procs if any(word.endswith("torchrun") for word in p.cmdline()[:2])]
-    except psutil.Error:
-        return []
+    agents = []
+    for proc in job_processes(job):
+        try:
+            if any(word.endswith("torchrun") for word in proc.cmdline()[:2]):
+                agents.append(proc)
+        except psutil.Error:
+            continue
+    return agents
 
 
 def listening_ports(proc: psutil.Process) -> set[int]:

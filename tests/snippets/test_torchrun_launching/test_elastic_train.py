@@ -18,6 +18,7 @@ import torch
 from conftest import SNIPPETS, bare_run_test, copy_snippet, import_program
 from coursekit.runspec import read_spec, torchrun_shape
 from torchjob import finish, launch, pids_alive, run_job
+from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
 
 PROGRAM = SNIPPETS / "torchrun_launching" / "elastic_train.py"
@@ -38,6 +39,7 @@ def _saved(stdout: str) -> list[tuple[int, int]]:
 @pytest.fixture(scope="module")
 def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
     """The page's command twice: once with a worker killed mid-training, once left alone."""
+    require_this_machine(pytestconfig, "SIGKILL to a worker's process id")
     line = effective_line(SPEC, pytestconfig)
     nproc, nnodes = torchrun_shape(line.argv)
     assert "--max-restarts=1" in line.argv

@@ -11,6 +11,7 @@ import pytest
 
 from conftest import SNIPPETS, bare_run_test, run_snippet
 from coursekit.runspec import read_spec
+from slurm_plugin import require_this_machine
 
 from .lesson import jobs_at_once, store_lines
 
@@ -27,6 +28,7 @@ def job(tmp_path_factory, pytestconfig):
 
 @pytest.fixture(scope="module")
 def clash(tmp_path_factory, pytestconfig, job):
+    require_this_machine(pytestconfig, "two jobs on one host, for their ports to clash")
     return jobs_at_once(PROGRAM, tmp_path_factory, pytestconfig)
 
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import SNIPPETS, bare_run_test, copy_snippet
 from coursekit.runspec import read_spec, torchrun_shape
 from torchjob import finish, launch
+from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
 
 from .lesson import agent_processes, listening_ports, wait_for
@@ -29,6 +30,7 @@ pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/mul
 @pytest.fixture(scope="module")
 def nodes(tmp_path_factory, pytestconfig):
     """The page's line on two 'nodes' of this machine, with the ports each agent listened on."""
+    require_this_machine(pytestconfig, "the listening ports of each torchrun agent's process")
     line = effective_line(SPEC, pytestconfig)
     nproc, nnodes = torchrun_shape(line.argv)
     assert nnodes == 2

@@ -173,9 +173,13 @@ def test_ddp_imports_torch_distributed_nn_whose_default_argument_holds_the_defau
 
 
 def test_the_agents_log_folder_is_named_after_the_rendezvous_id(nodes):
+    # --rdzv-id=${JOB_ID:-lesson4}: the default in two terminals; under Slurm the job sets
+    # JOB_ID to $SLURM_JOB_ID, as the page's batch script does
+    default = re.search(r"JOB_ID:-(\w+)", SPEC.lines[0].text).group(1)
     for node in nodes:
+        rdzv_id = str(node.slurm_job_id) if node.slurm_job_id is not None else default
         (run_dir,) = (node.job_dir / "logs").iterdir()
-        assert run_dir.name.startswith("lesson4_"), run_dir.name  # --rdzv-id plus a random suffix
+        assert run_dir.name.startswith(f"{rdzv_id}_"), run_dir.name  # --rdzv-id plus a random suffix
         assert sorted(p.name for p in (run_dir / "attempt_0").iterdir()) == ["0", "1"]
 
 

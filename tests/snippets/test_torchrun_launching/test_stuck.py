@@ -19,6 +19,7 @@ import pytest
 from conftest import SNIPPETS, bare_run_test, copy_snippet, run_snippet, snippet_section
 from coursekit.runspec import read_spec, torchrun_shape
 from torchjob import VENV_BIN, finish, launch
+from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
 
 from .lesson import wait_for
@@ -40,12 +41,14 @@ def job(tmp_path_factory, pytestconfig):
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory, pytestconfig):
     """The page's line run bare; while it hangs, py-spy and SIGUSR1 on every worker."""
+    require_this_machine(pytestconfig, "py-spy and kill -USR1 on each worker's process id")
     line = effective_line(SPEC, pytestconfig)
     nproc, nnodes = torchrun_shape(line.argv)
     cwd = copy_snippet(PROGRAM, tmp_path_factory.mktemp("stuck_bare")).parent
     started = time.monotonic()
     running = launch(line, cwd, bare=True, hardware=hardware_env(nproc)[0])
-    out = lambda: running.stdout_path.read_text(errors="replace")
+    # (a Slurm job's node creates the file once the job runs)
+    out = lambda: running.stdout_path.read_text(errors="replace") if running.stdout_path.is_file() else ""
     # the hang is reached once every rank printed its loss and the others reached the barrier
     reached = wait_for(lambda: len(_LOSS.findall(out())) == nproc and out().count("waiting at the barrier") == nproc - 1,
                        SPEC.time_limit_s - 10)
