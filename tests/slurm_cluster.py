@@ -35,7 +35,8 @@ import psutil
 
 from coursekit.net import free_port
 
-__all__ = ["Cluster", "JobState", "JobTiming", "LocalCluster", "SlurmError", "TERMINAL_STATES", "unavailable"]
+__all__ = ["Cluster", "JobState", "JobTiming", "LocalCluster", "SlurmError", "TERMINAL_STATES", "queued_since",
+           "slurm_queue_s", "unavailable"]
 
 # The Debian packages and the commands of theirs the tests run (tests/system-deps.sh installs them).
 TOOLS = {"munged": "munge", "mungekey": "munge", "slurmctld": "slurmctld", "slurmd": "slurmd",
@@ -118,6 +119,30 @@ class JobTiming:
     state: str = ""
 
 
+def slurm_queue_s(state: JobState) -> float | None:
+    """Seconds a job waited to start by Slurm's own clock (``StartTime`` minus
+    ``SubmitTime``, whole seconds, scontrol's ``YYYY-MM-DDTHH:MM:SS``); None when either
+    is missing (``Unknown``, or a job not started yet)."""
+    from datetime import datetime
+
+    try:
+        start, submit = (datetime.fromisoformat(state.fields[key]) for key in ("StartTime", "SubmitTime"))
+    except (KeyError, ValueError):
+        return None
+    return max(0.0, (start - submit).total_seconds())
+
+
+def queued_since(state: JobState, submitted: float, now: float, seen_pending: bool) -> float:
+    """A job's queue time, first seen not pending at ``now``: the poller's own reading
+    (``now - submitted``, :data:`POLL_S` precision) where it saw the job pending before,
+    else Slurm's (:func:`slurm_queue_s`), since ``now - submitted`` would then include
+    however long the job already ran unwatched."""
+    if seen_pending:
+        return now - submitted
+    slurm = slurm_queue_s(state)
+    return slurm if slurm is not None else now - submitted
+
+
 def parse_job(line: str) -> JobState:
     """Parse one ``scontrol show job -o`` line.
 
@@ -148,7 +173,7 @@ class Cluster:
         self.partition = partition
         self.timings: list[JobTiming] = []
         self.startup_s: float | None = None
-        self.stopped: set[int] = set()  # jobs the runner cancelled (at their time limit)
+        self.stopped: set[int] = set()  # jobs the runner cancelled (SlurmJob.send_signal)
 
     def command_env(self) -> dict[str, str]:
         """The environment the client commands run with: ``PATH`` and :attr:`env`."""
@@ -202,16 +227,17 @@ class Cluster:
         """
         timing = self.timing(job_id)
         submitted = time.monotonic() if submitted is None else submitted
-        running_since = None
+        running_since, seen_pending = None, False
         while True:
             state = self.job(job_id)
             now = time.monotonic()
             if state is None:
                 raise SlurmError(f"job {job_id} is unknown to the Slurm controller (scontrol show job -o {job_id})")
+            seen_pending = seen_pending or state.state == "PENDING"
             if state.state != "PENDING" and running_since is None:
                 running_since = now
                 if timing.queued_s is None:
-                    timing.queued_s = now - submitted
+                    timing.queued_s = queued_since(state, submitted, now, seen_pending)
             if state.done:
                 if not timing.state:  # the first to see it end (several nodes' views may ask)
                     timing.run_s = now - (running_since or now)

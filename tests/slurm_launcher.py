@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursekit.runspec import LaunchLine
-from slurm_cluster import Cluster, SlurmError
+from slurm_cluster import Cluster, SlurmError, queued_since
 from torchjob import Launched, _output_paths, check_page_env, job_env
 
 __all__ = ["SlurmBackend", "SlurmJob"]
@@ -72,7 +72,8 @@ class SlurmJob:
     returncode: int | None = None
     pid: None = None
     final: dict = field(default_factory=dict)
-    _pending: bool = True
+    _pending: bool = True  # as of the last poll (assumed until one says otherwise)
+    _seen_pending: bool = False  # some poll of this view saw it pending
 
     @property
     def stopped_by_runner(self) -> bool:
@@ -116,10 +117,11 @@ class SlurmJob:
         if self.returncode is not None or self.slurm_job_id is None:
             return self.returncode
         st = self.cluster.job(self.slurm_job_id)
-        self._pending = st is not None and st.state == "PENDING"
+        seen_pending, self._pending = self._seen_pending, st is not None and st.state == "PENDING"
+        self._seen_pending = seen_pending or self._pending
         timing = self.cluster.timing(self.slurm_job_id)
         if st is not None and not self._pending and timing.queued_s is None:
-            timing.queued_s = time.monotonic() - self.submitted_at
+            timing.queued_s = queued_since(st, self.submitted_at, time.monotonic(), seen_pending)
         return self._settle(st)
 
     def wait(self, timeout: float | None = None) -> int:
@@ -184,16 +186,22 @@ class SlurmBackend:
         self.launched: list[SlurmJob] = []  # every node's view of every job submitted
 
     def cancel_unfinished(self) -> list[int]:
-        """Cancel every job submitted through this backend whose end nobody has waited
-        for (a test that failed between launching and ``torchjob.finish``), so it does
-        not hold a node until Slurm's own time limit; forget the others.
+        """Cancel every job submitted through this backend that still runs, then forget
+        them all. Called after each test (``slurm_plugin``): every test and fixture of
+        the suite follows its jobs to their end with ``torchjob.finish`` before it
+        returns, so a job still running here was left by a test that failed in between,
+        and would otherwise hold a node until Slurm's own time limit. (A fixture that
+        handed a running job to later tests would lose it here.)
 
         Returns:
             The ids of the jobs cancelled (empty when every job was followed to its end).
         """
         cancelled = []
         for job in self.launched:
-            if job.slurm_job_id is not None and job.poll() is None and job.slurm_job_id not in cancelled:
+            if job.slurm_job_id is None or job.returncode is not None or job.slurm_job_id in cancelled:
+                continue
+            state = self.cluster.job(job.slurm_job_id)
+            if state is not None and not state.done:
                 job.send_signal(None)
                 cancelled.append(job.slurm_job_id)
         self.launched.clear()

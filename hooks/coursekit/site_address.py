@@ -83,8 +83,13 @@ _LOAD_LINKS = ('document.querySelectorAll("link[data-course-href]").forEach(func
 _FIX_CONFIG = ('var c=document.getElementById("__config");if(c){var d=JSON.parse(c.textContent);'
                'd.base=new URL(d.base,document.baseURI).href;d.search=new URL(d.search,document.baseURI).href;'
                'c.textContent=JSON.stringify(d)}')
-_LOAD_SCRIPTS = ('document.querySelectorAll("script[data-course-src]").forEach(function(s){var n=document.createElement("script");'
-                 'n.src=s.getAttribute("data-course-src");n.async=false;document.body.appendChild(n)})')
+# Scripts appended while the page is parsed do not hold up DOMContentLoaded, on which
+# Material starts: where it has passed when the last one ran, it is dispatched again.
+_LOAD_SCRIPTS = ('var l=document.querySelectorAll("script[data-course-src]"),k=l.length;'
+                 'l.forEach(function(s){var n=document.createElement("script");'
+                 'n.src=s.getAttribute("data-course-src");n.async=false;n.onload=n.onerror=function(){'
+                 'if(--k===0&&document.readyState!=="loading"){document.dispatchEvent(new Event("DOMContentLoaded",'
+                 '{bubbles:true}))}};document.body.appendChild(n)})')
 
 
 def portable_404(html: str, own_path: str, top_names: list[str]) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, copy_project
-from slurm_cluster import LocalCluster, parse_job, unavailable
+from slurm_cluster import LocalCluster, parse_job, queued_since, slurm_queue_s, unavailable
 
 pytestmark = pytest.mark.torchrun
 
@@ -35,6 +35,18 @@ def test_a_job_line_of_scontrol_is_read():
     assert (job.job_id, job.state, job.exit_code, job.signal, job.done) == (7, "FAILED", 1, 0, True)
     assert job.fields["NodeList"] == "n[1-2]" and job.fields["StdOut"] == "/tmp/x/slurm-train-7.out"
     assert not parse_job("JobId=8 JobState=PENDING ExitCode=0:0").done
+
+
+def test_a_job_first_seen_running_has_slurm_s_queue_time_not_its_age():
+    running = parse_job("JobId=9 JobState=RUNNING ExitCode=0:0 SubmitTime=2026-12-03T11:40:00 "
+                        "StartTime=2026-12-03T11:40:02")
+    # first seen running 45 s after sbatch returned: it queued 2 s, then ran unwatched
+    assert slurm_queue_s(running) == 2.0
+    assert queued_since(running, submitted=100.0, now=145.0, seen_pending=False) == 2.0
+    # seen pending before: the poller's own reading is the finer one
+    assert queued_since(running, submitted=100.0, now=101.4, seen_pending=True) == pytest.approx(1.4)
+    unknown = parse_job("JobId=9 JobState=RUNNING ExitCode=0:0 SubmitTime=2026-12-03T11:40:00 StartTime=Unknown")
+    assert slurm_queue_s(unknown) is None and queued_since(unknown, 100.0, 103.0, False) == 3.0
 
 
 @pytest.fixture
@@ -97,9 +109,10 @@ def _pytest(args: list[str], env_extra: dict[str, str] | None = None, timeout: f
 
 
 def test_a_hanging_two_node_job_is_stopped_at_its_limit_on_both_nodes(needs_slurm):
-    """multinode_standalone.py's two agents wait forever: as one Slurm job of two nodes,
-    both nodes' views of it must count as stopped at the limit (the first view cancels
-    the job for both), and the agents' ports are found through their working folders."""
+    """multinode_standalone.py's two agents wait forever. Its bare run is one Slurm job of
+    two nodes (``run_nodes``): both nodes' views of it must count as stopped at the limit,
+    though the first view's stop cancels the job for both. Its other tests start two
+    one-node jobs and find the agents' ports through their working folders."""
     proc = _pytest(["tests/snippets/test_torchrun_launching/test_multinode_standalone.py", "--slurm-local",
                     "--reverify", "--bare-runs", "1"])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -43,3 +43,13 @@ def test_a_portable_404_loads_nothing_before_it_knows_the_site_root():
     assert '<script src=' not in body and 'data-course-src="../assets/bundle.js"' in body
     assert head.index("document.createElement(\"base\")") < head.index("data-course-href")
     assert '__md_scope=new URL("..",document.baseURI)' in head
+
+
+def test_a_portable_404_with_its_own_loader_loads_each_script_once():
+    # a page from docs/overrides/main.html: its scripts are placeholders its loader appends
+    html = ('<html><head><meta charset="utf-8"><script>__md_scope=new URL("..",location)</script></head>'
+            '<body><script data-course-src="../assets/bundle.js"></script>'
+            '<script>(function(){document.createElement("script")})()</script></body></html>')
+    out = portable_404(html, "ru/404.html", ["ru", "assets"])
+    assert out.count('createElement("script")') == 1  # the page's loader, not a second one
+    assert "d.base=new URL(d.base,document.baseURI)" in out.split("</body>")[0].rsplit("<script>", 1)[1]
