@@ -20,6 +20,8 @@ import json
 import posixpath
 import re
 
+from .page_scripts import defer_scripts
+
 __all__ = ["EMPTY_SITEMAP", "NO_SITE_URL_NOTICE", "portable_404", "relative_href"]
 
 # Material fetches <language root>/sitemap.xml on every page (integrations/sitemap), and
@@ -59,7 +61,6 @@ def relative_href(href: str, page_url: str, root_path: str = "/") -> str:
 
 _HEAD_START = re.compile(r'<meta charset="utf-8">')
 _LINK_HREF = re.compile(r'(<link\b[^>]*?) href="')
-_SCRIPT_SRC = re.compile(r'<script (?:defer )?src="([^"]*)"></script>')  # a page not from docs/overrides/main.html
 _SCOPE = "__md_scope=new URL("  # Material's base.html: localStorage keys scoped to the site root
 _STYLESHEET = re.compile(r'<link rel="stylesheet" data-course-href="([^"]*)">')
 
@@ -78,18 +79,11 @@ var base=document.createElement("base");base.href=root+own.slice(0,own.lastIndex
 _LOAD_LINKS = ('document.querySelectorAll("link[data-course-href]").forEach(function(l)'
                '{l.setAttribute("href",l.getAttribute("data-course-href"))})')
 # At the end of the body: Material's __config made absolute (Material resolves it against
-# location, not the base URL), then the page's scripts, in their order -- unless the page
-# loads them itself (docs/overrides/main.html: after its first paint, against the base URL).
+# location, not the base URL). The page's scripts load after its first paint, by then
+# against the base URL (coursekit.page_scripts).
 _FIX_CONFIG = ('var c=document.getElementById("__config");if(c){var d=JSON.parse(c.textContent);'
                'd.base=new URL(d.base,document.baseURI).href;d.search=new URL(d.search,document.baseURI).href;'
                'c.textContent=JSON.stringify(d)}')
-# Scripts appended while the page is parsed do not hold up DOMContentLoaded, on which
-# Material starts: where it has passed when the last one ran, it is dispatched again.
-_LOAD_SCRIPTS = ('var l=document.querySelectorAll("script[data-course-src]"),k=l.length;'
-                 'l.forEach(function(s){var n=document.createElement("script");'
-                 'n.src=s.getAttribute("data-course-src");n.async=false;n.onload=n.onerror=function(){'
-                 'if(--k===0&&document.readyState!=="loading"){document.dispatchEvent(new Event("DOMContentLoaded",'
-                 '{bubbles:true}))}};document.body.appendChild(n)})')
 
 
 def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
@@ -123,7 +117,5 @@ def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
     html = _LINK_HREF.sub(r'\1 data-course-href="', html)
     stylesheets = "".join(f'<link rel="stylesheet" href="{href}">' for href in _STYLESHEET.findall(html))
     html = html.replace("</head>", f"  <script>{_LOAD_LINKS}</script>\n    <noscript>{stylesheets}</noscript>\n  </head>", 1)
-    loads_itself = "data-course-src=" in html  # the page's own loader (docs/overrides/main.html)
-    html = _SCRIPT_SRC.sub(lambda m: f'<script data-course-src="{m.group(1)}"></script>', html)
-    body_end = f"(function(){{{_FIX_CONFIG}{'' if loads_itself else _LOAD_SCRIPTS}}})()"
-    return html.replace("</body>", f"  <script>{body_end}</script>\n  </body>", 1)
+    html = html.replace("</body>", f"  <script>(function(){{{_FIX_CONFIG}}})()</script>\n  </body>", 1)
+    return defer_scripts(html)  # a no-op where hooks/page_scripts.py has done it

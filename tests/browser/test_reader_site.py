@@ -106,7 +106,7 @@ def page(browser, request, tmp_path_factory):
 
 def _open(pg, url: str):
     """Go to ``url`` and wait, as a reader does, until the page responds: its scripts load
-    after the first paint (docs/overrides/main.html), and ``<html data-course-scripts>``
+    after the first paint (coursekit.page_scripts), and ``<html data-course-scripts>``
     says once Material has started. Returns the navigation's response."""
     response = pg.goto(url)
     pg.locator("html[data-course-scripts=started]").wait_for(state="attached", timeout=10_000)
@@ -273,6 +273,26 @@ def test_quick_check_gives_feedback_in_the_pages_language(server, page, language
     radios.nth(right[0]).check()
     form.locator("button").click()
     assert feedback.inner_text() == strings["right"]
+
+
+def test_the_js_class_stays_where_material_runs_and_goes_where_its_bundle_fails(server, browser):
+    """The head sets Material's ``js`` class before the first paint (coursekit.page_scripts).
+    Where Material's bundle then runs, the class stays and its search button shows; where
+    the bundle fails to load, the page says so and goes back to ``no-js``, so Material's
+    CSS hides the search box that would do nothing."""
+    for fails in (False, True):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        pg = context.new_page()
+        if fails:
+            pg.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
+        pg.goto(_url(server, "sv", LESSON))
+        pg.locator("html[data-course-scripts]").wait_for(state="attached", timeout=10_000)
+        root = pg.locator("html")
+        assert root.get_attribute("data-course-scripts") == ("failed" if fails else "started")
+        classes = root.evaluate("el => [...el.classList]")
+        assert ("no-js" in classes, "js" in classes) == ((True, False) if fails else (False, True)), classes
+        assert pg.locator(".md-search").is_visible() is not fails  # the header's search box (desktop width)
+        context.close()
 
 
 def test_quick_check_without_javascript_reveals_the_answer(server, browser):

@@ -13,6 +13,7 @@ from bs4 import BeautifulSoup, NavigableString
 
 from conftest import ROOT, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
+from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
 from coursekit.project import Project
 from coursekit.segment import segment
 
@@ -403,8 +404,10 @@ def test_no_page_loads_anything_from_another_host(parsed_pages):
 
 def test_no_script_holds_up_the_first_paint(site, parsed_pages):
     """No page loads a script file by itself: each is a ``data-course-src`` that the page's
-    loader (docs/overrides/main.html) appends after the first paint, and it runs nothing
-    where it stands. (That the scripts then run is the browser tests' part.)"""
+    one loader (coursekit.page_scripts) appends after the first paint, and it runs nothing
+    where it stands; Material's no-js/js swap is made in the head, before any stylesheet,
+    so that Material's own swap does not restyle the whole page. (That the scripts then
+    run is the browser tests' part.)"""
     later = 0
     for path, soup in parsed_pages.items():
         where = path.relative_to(site).as_posix()
@@ -412,8 +415,11 @@ def test_no_script_holds_up_the_first_paint(site, parsed_pages):
         tags = soup.find_all("script", attrs={"data-course-src": True})
         assert tags and all(not el.string for el in tags), where
         assert tags[-1]["data-course-src"].rsplit("/", 1)[-1] == "course.js", where
-        loaders = [el for el in soup.find_all("script") if 'createElement("script")' in (el.string or "")]
-        assert len(loaders) == 1 and "requestAnimationFrame" in loaders[0].string, where  # one loader, the page's
+        loaders = soup.find_all("script", attrs={LOADER_MARK: True})
+        assert [el.string for el in loaders] == [LOADER], where  # one loader, and no other appends scripts
+        assert [el for el in soup.find_all("script") if 'createElement("script")' in (el.string or "")] == loaders
+        swap = soup.head.find(lambda el: el.name == "script" and str(el) == CLASS_SWAP)
+        assert swap is not None and not swap.find_all_previous("link", rel="stylesheet"), where
         later += len(tags)
     assert later >= 2 * len(LANGUAGES) * len(PAGES)  # Material's bundle and course.js on every page
 

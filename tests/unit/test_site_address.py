@@ -5,6 +5,7 @@ import posixpath
 
 import pytest
 
+from coursekit.page_scripts import CLASS_SWAP, defer_scripts
 from coursekit.site_address import portable_404, relative_href
 
 
@@ -45,11 +46,10 @@ def test_a_portable_404_loads_nothing_before_it_knows_the_site_root():
     assert '__md_scope=new URL("..",document.baseURI)' in head
 
 
-def test_a_portable_404_with_its_own_loader_loads_each_script_once():
-    # a page from docs/overrides/main.html: its scripts are placeholders its loader appends
-    html = ('<html><head><meta charset="utf-8"><script>__md_scope=new URL("..",location)</script></head>'
-            '<body><script data-course-src="../assets/bundle.js"></script>'
-            '<script>(function(){document.createElement("script")})()</script></body></html>')
+def test_a_portable_404_whose_scripts_the_hook_deferred_loads_each_script_once():
+    # hooks/page_scripts.py has already made the page's scripts placeholders and added the loader
+    html = defer_scripts('<html class="no-js"><head><meta charset="utf-8"><script>__md_scope=new URL("..",location)'
+                         '</script></head><body><script src="../assets/bundle.js"></script></body></html>')
     out = portable_404(html, "ru/404.html", ["ru", "assets"])
-    assert out.count('createElement("script")') == 1  # the page's loader, not a second one
+    assert out.count('createElement("script")') == 1 and out.count(CLASS_SWAP) == 1  # not a second loader
     assert "d.base=new URL(d.base,document.baseURI)" in out.split("</body>")[0].rsplit("<script>", 1)[1]
