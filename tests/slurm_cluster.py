@@ -206,6 +206,29 @@ class Cluster:
         self.timings.append(t)
         return t
 
+    def observe(self, job_id: int, state: JobState | None, submitted: float, seen_pending: bool) -> bool:
+        """Take one poll's view of a job: the first poll to see it past pending records
+        its queue time (:func:`queued_since`) in its :class:`JobTiming`, for every view
+        of the job (several nodes' views of one job may poll it).
+
+        Args:
+            job_id: the job.
+            state: what this poll read (None: the controller does not know the job).
+            submitted: ``time.monotonic()`` when sbatch returned.
+            seen_pending: whether an earlier poll of this view saw it pending.
+
+        Returns:
+            Whether this poll or an earlier one of this view saw it pending.
+        """
+        if state is None:
+            return seen_pending
+        if state.state == "PENDING":
+            return True
+        timing = self.timing(job_id)
+        if timing.queued_s is None:
+            timing.queued_s = queued_since(state, submitted, time.monotonic(), seen_pending)
+        return seen_pending
+
     def wait(self, job_id: int, run_timeout_s: float, submitted: float | None = None,
              queue_timeout_s: float = 3600.0) -> JobState | None:
         """Poll a job until it ends, or until it has run ``run_timeout_s`` seconds.
@@ -233,11 +256,9 @@ class Cluster:
             now = time.monotonic()
             if state is None:
                 raise SlurmError(f"job {job_id} is unknown to the Slurm controller (scontrol show job -o {job_id})")
-            seen_pending = seen_pending or state.state == "PENDING"
+            seen_pending = self.observe(job_id, state, submitted, seen_pending)
             if state.state != "PENDING" and running_since is None:
                 running_since = now
-                if timing.queued_s is None:
-                    timing.queued_s = queued_since(state, submitted, now, seen_pending)
             if state.done:
                 if not timing.state:  # the first to see it end (several nodes' views may ask)
                     timing.run_s = now - (running_since or now)
@@ -284,8 +305,9 @@ class LocalCluster(Cluster):
     Use :meth:`start` (returns self once ``sinfo`` shows every node idle) and :meth:`stop`.
     Node ``nK`` listens on its own port and is reached at 127.0.0.1; the partition is
     ``course``. Each node declares this machine's CPUs, at least :data:`LOCAL_NODE_CPUS`
-    (jobs on the two nodes share them), and no GPU. The client commands find it through ``SLURM_CONF`` (its ``slurm.conf``),
-    as a site's commands find theirs through ``/etc/slurm/slurm.conf``.
+    (jobs on the two nodes share them), and no GPU. The client commands find it through
+    ``SLURM_CONF`` (its ``slurm.conf``), as a site's commands find theirs through
+    ``/etc/slurm/slurm.conf``.
     """
 
     def __init__(self, folder: Path, nodes: int = 2, partition: str = "course") -> None:

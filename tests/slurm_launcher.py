@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coursekit.runspec import LaunchLine
-from slurm_cluster import Cluster, SlurmError, queued_since
+from slurm_cluster import Cluster, SlurmError
 from torchjob import Launched, _output_paths, check_page_env, job_env
 
 __all__ = ["SlurmBackend", "SlurmJob"]
@@ -72,7 +72,6 @@ class SlurmJob:
     returncode: int | None = None
     pid: None = None
     final: dict = field(default_factory=dict)
-    _pending: bool = True  # as of the last poll (assumed until one says otherwise)
     _seen_pending: bool = False  # some poll of this view saw it pending
 
     @property
@@ -84,15 +83,14 @@ class SlurmJob:
     @property
     def queued_s(self) -> float:
         """Seconds it has waited in the queue: from submission to first seen running, or
-        to now while it still waits (0 if sbatch refused it). Time that does not count
-        against a program's time limit."""
+        to now while no poll has seen it past pending (0 if sbatch refused it). Time that
+        does not count against a program's time limit. (A job the controller no longer
+        knows counts as waiting too; :meth:`wait` then raises SlurmError.)"""
         if self.slurm_job_id is None:
             return 0.0
         self.poll()
         queued = self.cluster.timing(self.slurm_job_id).queued_s
-        if queued is not None:
-            return queued
-        return time.monotonic() - self.submitted_at if self._pending else 0.0
+        return time.monotonic() - self.submitted_at if queued is None else queued
 
     @property
     def submitted(self) -> bool:
@@ -117,11 +115,7 @@ class SlurmJob:
         if self.returncode is not None or self.slurm_job_id is None:
             return self.returncode
         st = self.cluster.job(self.slurm_job_id)
-        seen_pending, self._pending = self._seen_pending, st is not None and st.state == "PENDING"
-        self._seen_pending = seen_pending or self._pending
-        timing = self.cluster.timing(self.slurm_job_id)
-        if st is not None and not self._pending and timing.queued_s is None:
-            timing.queued_s = queued_since(st, self.submitted_at, time.monotonic(), seen_pending)
+        self._seen_pending = self.cluster.observe(self.slurm_job_id, st, self.submitted_at, self._seen_pending)
         return self._settle(st)
 
     def wait(self, timeout: float | None = None) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, copy_project
-from slurm_cluster import LocalCluster, parse_job, queued_since, slurm_queue_s, unavailable
+from slurm_cluster import Cluster, LocalCluster, parse_job, queued_since, slurm_queue_s, unavailable
 
 pytestmark = pytest.mark.torchrun
 
@@ -35,6 +35,22 @@ def test_a_job_line_of_scontrol_is_read():
     assert (job.job_id, job.state, job.exit_code, job.signal, job.done) == (7, "FAILED", 1, 0, True)
     assert job.fields["NodeList"] == "n[1-2]" and job.fields["StdOut"] == "/tmp/x/slurm-train-7.out"
     assert not parse_job("JobId=8 JobState=PENDING ExitCode=0:0").done
+
+
+def test_the_first_poll_past_pending_records_the_queue_time_for_every_view():
+    cluster = Cluster()  # observe() runs no Slurm command
+    pending = parse_job("JobId=5 JobState=PENDING ExitCode=0:0")
+    running = parse_job("JobId=5 JobState=RUNNING ExitCode=0:0 SubmitTime=2026-12-03T11:40:00 "
+                        "StartTime=2026-12-03T11:40:09")
+    submitted = time.monotonic()
+    assert cluster.observe(5, None, submitted, False) is False  # unknown: nothing learnt
+    assert cluster.observe(5, pending, submitted, False) is True
+    assert cluster.timing(5).queued_s is None
+    assert cluster.observe(5, running, submitted, True) is True
+    first = cluster.timing(5).queued_s
+    assert first is not None and first < 5.0  # the poller's reading, not Slurm's 9 s
+    assert cluster.observe(5, running, submitted - 100.0, False) is False  # another view, later
+    assert cluster.timing(5).queued_s == first  # the first reading stays
 
 
 def test_a_job_first_seen_running_has_slurm_s_queue_time_not_its_age():
