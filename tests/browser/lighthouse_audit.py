@@ -74,7 +74,10 @@ def _japanese_font() -> str | None:
 
 
 def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
-    """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's."""
+    """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's.
+
+    Each run's report is written to ``out`` as ``report-<n>.json`` (Lighthouse's JSON
+    output), replacing an earlier page's; ``--reports`` keeps them instead."""
     scores = []
     for n in range(runs):
         report_path = out / f"report-{n}.json"
@@ -83,14 +86,19 @@ def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
                        env={**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}, check=True)
         report = json.loads(report_path.read_text(encoding="utf-8"))
         scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
-                      | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS})
-    return {c: statistics.median(r[c] for r in scores) for c in (*CATEGORIES, *METRICS)} | {"runs": scores}
+                      | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS}
+                      # Lighthouse's measure of this machine's CPU speed, to compare runs on
+                      # different machines (higher is faster; a report's environment).
+                      | {"benchmark-index": report["environment"]["benchmarkIndex"]})
+    return {c: statistics.median(r[c] for r in scores) for c in (*CATEGORIES, *METRICS, "benchmark-index")} \
+        | {"runs": scores}
 
 
 def _row(key: str, scores: dict) -> str:
     """One table row: the median score of each category, then the median metrics."""
     metrics = ", ".join(f"{scores[m]:.3g}" if m == "cumulative-layout-shift" else f"{scores[m]:.0f}" for m in METRICS)
-    return f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES) + f"   {metrics}"
+    return (f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES) + f"   {metrics}"
+            + f"   {scores['benchmark-index']:.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="default: no SITE_URL, as make site; hosted: SITE_URL set to the served address")
     parser.add_argument("--sub-path", default="/course/", help="where the site is served (default: %(default)s)")
     parser.add_argument("--json", type=Path, default=Path("lighthouse.json"), help="where to write all scores")
+    parser.add_argument("--reports", type=Path, metavar="DIR",
+                        help="keep every run's full Lighthouse report (JSON) under DIR/<build>/<page>/ "
+                             "to read its long tasks and diagnostics (default: reports are discarded)")
     parser.add_argument("--page", action="append", metavar="PATH",
                         help="only this page, as a path under a language root such as ddp-basics/ (repeatable; "
                              "default: the home page and every lesson)")
@@ -128,10 +139,15 @@ def main(argv: list[str] | None = None) -> int:
             for lang in languages:
                 for page in pages:
                     key = f"{build} /{lang}{page}"
-                    results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, Path(tmp))
+                    out = Path(tmp)
+                    if args.reports:
+                        out = args.reports / build / (f"{lang}{page}".strip("/").replace("/", "-") or "home")
+                        out.mkdir(parents=True, exist_ok=True)
+                    results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, out)
                     print(_row(key, results[key]), flush=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES) + "   FCP, LCP, TBT (ms), CLS, SI (ms)")
+    print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES) + "   FCP, LCP, TBT (ms), CLS, SI (ms)"
+          "   benchmark index")
     for key, scores in results.items():
         print(_row(key, scores))
     return 0
