@@ -21,9 +21,11 @@ the time the bundle runs. So once the last script has run, the loader dispatches
 event again, in a task of its own, so that Material's start-up is not added to the task
 of the last script's evaluation. If parsing is still going on, the real event is still
 to come and nothing is dispatched. Then ``<html data-course-scripts="started">`` says
-the page is interactive, or ``"failed"`` if a script did not load. Where Material's bundle
-did not run (no ``window.document$``), the class goes back to ``no-js``, so that the page
-shows what it shows without JavaScript (Material's CSS hides the dead search button).
+the page is interactive, or ``"failed"`` if a script did not load or, on a Material page
+(one with its ``__config``), Material's bundle did not run (no ``window.document$``: it
+did not load, or it threw). Where a script failed and Material's bundle did not run, the
+class goes back to ``no-js``, so that the page shows what it shows without JavaScript
+(Material's CSS hides the search box that would do nothing).
 """
 from __future__ import annotations
 
@@ -35,7 +37,8 @@ LOADER_MARK = "data-course-loader"
 CLASS_SWAP = '<script>document.documentElement.classList.replace("no-js","js")</script>'
 
 LOADER = """(function(){var begun=false,failed=false,root=document.documentElement;
-function started(){if(failed&&!window.document$){root.classList.replace("js","no-js")}
+function started(){if(document.getElementById("__config")&&!window.document$){failed=true}
+if(failed&&!window.document$){root.classList.replace("js","no-js")}
 root.dataset.courseScripts=failed?"failed":"started"}
 function start(){if(begun){return}begun=true;
 var later=document.querySelectorAll("script[data-course-src]"),left=later.length;
@@ -47,8 +50,10 @@ else{setTimeout(function(){document.dispatchEvent(new Event("DOMContentLoaded",{
 document.head.appendChild(n)})}
 requestAnimationFrame(function(){setTimeout(start,0)});setTimeout(start,1000)})()"""
 
-# A script file as MkDocs and Material write it: src first, optionally defer or async.
-_SCRIPT_SRC = re.compile(r'<script (?:(?:defer|async) )?src="([^"]*)"(?: (?:defer|async))?></script>')
+# A script file as MkDocs and Material write it (mkdocs.utils.templates.script_tag): src,
+# with defer and async before or after it.
+_SCRIPT_SRC = re.compile(r'<script (?:(?:defer|async) )*src="([^"]*)"(?: (?:defer|async))*></script>')
+_LOADER_TAG = f"<script {LOADER_MARK}>"
 _NO_JS_ROOT = re.compile(r'<html\b[^>]*\bclass="[^"]*\bno-js\b')
 _CHARSET = re.compile(r'<meta charset="utf-8">')
 _HEAD = re.compile(r"<head>")
@@ -57,7 +62,7 @@ _HEAD = re.compile(r"<head>")
 def defer_scripts(html: str) -> str:
     """The page with its script files loaded by ``LOADER`` after its first paint.
 
-    Each ``<script src="…"></script>`` (with or without ``defer``/``async``) becomes
+    Each ``<script src="…"></script>`` (with ``defer`` and ``async`` or without) becomes
     ``<script data-course-src="…"></script>``, in place, so the order stays that of the
     page; the loader goes just before ``</body>``. Where the root element has the class
     ``no-js`` (Material's base.html), ``CLASS_SWAP`` goes right after ``<meta
@@ -68,15 +73,18 @@ def defer_scripts(html: str) -> str:
         html: a rendered page (str).
 
     Returns:
-        The page (str); unchanged if it has no script file or was changed already
-        (``LOADER_MARK``), so calling this twice loads each script once.
+        The page (str); unchanged if it has no script file. On a page changed already,
+        only script files added since are made placeholders: it keeps one loader and one
+        class swap.
     """
-    if LOADER_MARK in html or not _SCRIPT_SRC.search(html):
+    if not _SCRIPT_SRC.search(html):
         return html
     html = _SCRIPT_SRC.sub(lambda m: f'<script data-course-src="{m.group(1)}"></script>', html)
-    if _NO_JS_ROOT.search(html):
+    if _NO_JS_ROOT.search(html) and CLASS_SWAP not in html:
         anchor = _CHARSET if _CHARSET.search(html) else _HEAD
         html = anchor.sub(lambda m: f"{m.group(0)}\n    {CLASS_SWAP}", html, count=1)
-    loader = f"<script {LOADER_MARK}>{LOADER}</script>\n"
+    if _LOADER_TAG in html:
+        return html
+    loader = f"{_LOADER_TAG}{LOADER}</script>\n"
     at = html.rfind("</body>")
     return html + loader if at < 0 else html[:at] + loader + html[at:]

@@ -62,6 +62,7 @@ def relative_href(href: str, page_url: str, root_path: str = "/") -> str:
 _HEAD_START = re.compile(r'<meta charset="utf-8">')
 _LINK_HREF = re.compile(r'(<link\b[^>]*?) href="')
 _SCOPE = "__md_scope=new URL("  # Material's base.html: localStorage keys scoped to the site root
+_CONFIG = re.compile(r'<script id="__config" type="application/json">.*?</script>', re.S)
 _STYLESHEET = re.compile(r'<link rel="stylesheet" data-course-href="([^"]*)">')
 
 # Finds the site root from the address the 404 page is shown at, and makes it the page's
@@ -78,9 +79,9 @@ var base=document.createElement("base");base.href=root+own.slice(0,own.lastIndex
 # since the browser's preload scanner would fetch them against the missing address first.
 _LOAD_LINKS = ('document.querySelectorAll("link[data-course-href]").forEach(function(l)'
                '{l.setAttribute("href",l.getAttribute("data-course-href"))})')
-# At the end of the body: Material's __config made absolute (Material resolves it against
-# location, not the base URL). The page's scripts load after its first paint, by then
-# against the base URL (coursekit.page_scripts).
+# Right after Material's __config: the config made absolute (Material resolves it against
+# location, not the base URL), before any script can read it; the page's scripts load
+# after its first paint, against the base URL (coursekit.page_scripts).
 _FIX_CONFIG = ('var c=document.getElementById("__config");if(c){var d=JSON.parse(c.textContent);'
                'd.base=new URL(d.base,document.baseURI).href;d.search=new URL(d.search,document.baseURI).href;'
                'c.textContent=JSON.stringify(d)}')
@@ -117,5 +118,8 @@ def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
     html = _LINK_HREF.sub(r'\1 data-course-href="', html)
     stylesheets = "".join(f'<link rel="stylesheet" href="{href}">' for href in _STYLESHEET.findall(html))
     html = html.replace("</head>", f"  <script>{_LOAD_LINKS}</script>\n    <noscript>{stylesheets}</noscript>\n  </head>", 1)
-    html = html.replace("</body>", f"  <script>(function(){{{_FIX_CONFIG}}})()</script>\n  </body>", 1)
+    fix = f"<script>(function(){{{_FIX_CONFIG}}})()</script>"
+    config_end = _CONFIG.search(html)
+    html = (html[:config_end.end()] + fix + html[config_end.end():] if config_end
+            else html.replace("</body>", f"  {fix}\n  </body>", 1))
     return defer_scripts(html)  # a no-op where hooks/page_scripts.py has done it

@@ -32,8 +32,14 @@ def test_a_page_without_no_js_gets_the_loader_but_no_class_swap():
     assert CLASS_SWAP not in out and LOADER_MARK in out
 
 
-def test_twice_is_once_and_a_page_without_script_files_is_unchanged():
+def test_a_script_file_added_after_the_first_pass_is_deferred_by_the_same_loader():
     once = defer_scripts(PAGE)
     assert defer_scripts(once) == once
-    plain = "<html><head></head><body><script>inline()</script></body></html>"
+    again = defer_scripts(once.replace("</body>", '<script src="assets/late.js" defer async></script></body>'))
+    assert 'data-course-src="assets/late.js"' in again and "<script src=" not in again
+    assert again.count(f"<script {LOADER_MARK}>") == 1 and again.count(CLASS_SWAP) == 1
+
+
+def test_a_page_without_script_files_is_unchanged():
+    plain = '<html class="no-js"><head></head><body><script>inline()</script></body></html>'
     assert defer_scripts(plain) == plain

@@ -36,9 +36,12 @@ def test_a_page_that_is_not_materials_404_is_refused_by_name():
 def test_a_portable_404_loads_nothing_before_it_knows_the_site_root():
     html = ('<html><head><meta charset="utf-8"><script>__md_scope=new URL("..",location)</script>'
             '<link rel="stylesheet" href="../assets/main.css"></head>'
-            '<body><script src="../assets/bundle.js"></script></body></html>')
+            '<body><script id="__config" type="application/json">{"base": ".."}</script>'
+            '<script src="../assets/bundle.js"></script></body></html>')
     out = portable_404(html, "ru/404.html", ["ru", "assets"])
     head, body = out.split("</head>")
+    # the config is made absolute right where it stands, before any script can read it
+    assert body.split('{"base": ".."}</script>', 1)[1].startswith('<script>(function(){var c=document.getElementById("__config")')
     assert ' href="../assets/main.css"' not in head.split("<noscript>")[0]  # only in the no-JavaScript fallback
     assert 'data-course-href="../assets/main.css"' in head
     assert '<script src=' not in body and 'data-course-src="../assets/bundle.js"' in body
