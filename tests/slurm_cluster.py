@@ -206,7 +206,8 @@ class Cluster:
         self.timings.append(t)
         return t
 
-    def observe(self, job_id: int, state: JobState | None, submitted: float, seen_pending: bool) -> bool:
+    def observe(self, job_id: int, state: JobState | None, submitted: float, seen_pending: bool,
+                now: float | None = None) -> bool:
         """Take one poll's view of a job: the first poll to see it past pending records
         its queue time (:func:`queued_since`) in its :class:`JobTiming`, for every view
         of the job (several nodes' views of one job may poll it).
@@ -216,6 +217,7 @@ class Cluster:
             state: what this poll read (None: the controller does not know the job).
             submitted: ``time.monotonic()`` when sbatch returned.
             seen_pending: whether an earlier poll of this view saw it pending.
+            now: ``time.monotonic()`` when this poll read ``state`` (default: now).
 
         Returns:
             Whether this poll or an earlier one of this view saw it pending.
@@ -226,11 +228,11 @@ class Cluster:
             return True
         timing = self.timing(job_id)
         if timing.queued_s is None:
-            timing.queued_s = queued_since(state, submitted, time.monotonic(), seen_pending)
+            timing.queued_s = queued_since(state, submitted, time.monotonic() if now is None else now, seen_pending)
         return seen_pending
 
     def wait(self, job_id: int, run_timeout_s: float, submitted: float | None = None,
-             queue_timeout_s: float = 3600.0) -> JobState | None:
+             queue_timeout_s: float = 3600.0, seen_pending: bool = False) -> JobState | None:
         """Poll a job until it ends, or until it has run ``run_timeout_s`` seconds.
 
         Time spent pending in the queue does not count against ``run_timeout_s`` (a
@@ -241,6 +243,7 @@ class Cluster:
             run_timeout_s: seconds it may run.
             submitted: ``time.monotonic()`` when sbatch returned (for the queue time).
             queue_timeout_s: seconds it may wait to start.
+            seen_pending: whether the caller's own polls already saw it pending.
 
         Returns:
             The final :class:`JobState`, or the last one seen (not ``done``) on a timeout.
@@ -250,13 +253,13 @@ class Cluster:
         """
         timing = self.timing(job_id)
         submitted = time.monotonic() if submitted is None else submitted
-        running_since, seen_pending = None, False
+        running_since = None
         while True:
             state = self.job(job_id)
             now = time.monotonic()
             if state is None:
                 raise SlurmError(f"job {job_id} is unknown to the Slurm controller (scontrol show job -o {job_id})")
-            seen_pending = self.observe(job_id, state, submitted, seen_pending)
+            seen_pending = self.observe(job_id, state, submitted, seen_pending, now)
             if state.state != "PENDING" and running_since is None:
                 running_since = now
             if state.done:

@@ -127,7 +127,7 @@ class SlurmJob:
         if self.poll() is not None:
             return self.returncode
         limit = 600.0 if timeout is None else timeout
-        st = self.cluster.wait(self.slurm_job_id, limit, submitted=self.submitted_at)
+        st = self.cluster.wait(self.slurm_job_id, limit, submitted=self.submitted_at, seen_pending=self._seen_pending)
         if self._settle(st) is None:
             raise subprocess.TimeoutExpired(f"slurm job {self.slurm_job_id}", limit)
         return self.returncode

@@ -42,15 +42,17 @@ def test_the_first_poll_past_pending_records_the_queue_time_for_every_view():
     pending = parse_job("JobId=5 JobState=PENDING ExitCode=0:0")
     running = parse_job("JobId=5 JobState=RUNNING ExitCode=0:0 SubmitTime=2026-12-03T11:40:00 "
                         "StartTime=2026-12-03T11:40:09")
-    submitted = time.monotonic()
-    assert cluster.observe(5, None, submitted, False) is False  # unknown: nothing learnt
-    assert cluster.observe(5, pending, submitted, False) is True
+    assert cluster.observe(5, None, 100.0, False, now=100.5) is False  # unknown: nothing learnt
+    assert cluster.observe(5, None, 100.0, True, now=100.5) is True
+    assert cluster.observe(5, pending, 100.0, False, now=101.0) is True
     assert cluster.timing(5).queued_s is None
-    assert cluster.observe(5, running, submitted, True) is True
-    first = cluster.timing(5).queued_s
-    assert first is not None and first < 5.0  # the poller's reading, not Slurm's 9 s
-    assert cluster.observe(5, running, submitted - 100.0, False) is False  # another view, later
-    assert cluster.timing(5).queued_s == first  # the first reading stays
+    assert cluster.observe(5, running, 100.0, True, now=102.5) is True
+    assert cluster.timing(5).queued_s == 2.5  # the poller's reading, not Slurm's 9 s
+    assert cluster.observe(5, running, 100.0, False, now=160.0) is False  # another view, later
+    assert cluster.timing(5).queued_s == 2.5  # the first reading stays
+    unwatched = Cluster()  # first seen already running, 60 s on: Slurm's own 9 s
+    assert unwatched.observe(5, running, 100.0, False, now=160.0) is False
+    assert unwatched.timing(5).queued_s == 9.0
 
 
 def test_a_job_first_seen_running_has_slurm_s_queue_time_not_its_age():
