@@ -15,20 +15,25 @@ document.addEventListener("click", (event) => {
 
 // Quick checks: a details block of type "quiz" holds a task list of options ("[x]" marks
 // the right one) and then the explanation. Without JavaScript the block opens to show
-// them as written; here each option becomes a radio button, "Check" gives feedback, and
-// the explanation appears once an answer was checked. Strings come from the page, in its
-// language (hooks/quick_check.py).
+// them as written; here, just before a quiz first opens, each option becomes a radio
+// button, "Check" gives feedback, and the explanation appears once an answer was checked.
+// Strings come from the page, in its language (hooks/quick_check.py). Only on opening:
+// building every quiz's form at load was a long task of its own on a phone (Lighthouse,
+// 4x slowdown: 55-90 ms on the longer lessons), for blocks most readers never open.
 (() => {
   const source = document.getElementById("course-quiz-strings");
   if (!source) {
     return;
   }
-  const text = JSON.parse(source.textContent);
-  document.querySelectorAll("details.quiz").forEach((quiz, n) => {
+  let text = null;
+  let made = 0;
+  const convert = (quiz) => {
+    text = text || JSON.parse(source.textContent);
     const list = quiz.querySelector("ul.task-list");
-    if (!list) {
+    if (!list || quiz.querySelector(":scope > form.course-quiz")) {
       return;
     }
+    made += 1;
     const options = Array.from(list.querySelectorAll(":scope > li"));
     const explanation = Array.from(quiz.children).filter(
       (el) => el !== list && el.tagName !== "SUMMARY" && el.compareDocumentPosition(list) & Node.DOCUMENT_POSITION_PRECEDING);
@@ -44,7 +49,7 @@ document.addEventListener("click", (event) => {
       const label = document.createElement("label");
       const radio = document.createElement("input");
       radio.type = "radio";
-      radio.name = `course-quiz-${n}`;
+      radio.name = `course-quiz-${made}`;
       radio.value = String(i);
       radio.dataset.right = box && box.checked ? "true" : "false";
       const answer = option.cloneNode(true);
@@ -82,5 +87,20 @@ document.addEventListener("click", (event) => {
       if (!right) chosen.parentElement.classList.add("course-quiz__wrong");
       explanation.forEach((el) => { el.hidden = false; });
     });
-  });
+  };
+  // A click on the summary (a pointer, or Enter or Space on it) comes before the block
+  // opens, so the reader never sees the plain list; "toggle" catches a block opened any
+  // other way (Material opens the one around a link's target), and an open one is made now.
+  document.addEventListener("click", (event) => {
+    const summary = event.target.closest && event.target.closest("details.quiz > summary");
+    if (summary) {
+      convert(summary.parentElement);
+    }
+  }, true);
+  document.addEventListener("toggle", (event) => {
+    if (event.target.matches && event.target.matches("details.quiz") && event.target.open) {
+      convert(event.target);
+    }
+  }, true);
+  document.querySelectorAll("details.quiz[open]").forEach(convert);
 })();

@@ -250,6 +250,9 @@ def test_quick_check_gives_feedback_in_the_pages_language(server, page, language
     _open(page, _url(server, language, LESSON))
     strings = _quiz_strings(language)
     quiz = page.locator("details.quiz").first
+    # a quiz is made into a form only as it first opens (course.js): none at load
+    assert page.locator("details.quiz form.course-quiz").count() == 0
+    assert page.locator("details.quiz ul.task-list").count() == page.locator("details.quiz").count() >= 2
     quiz.locator("summary").click()
     form = quiz.locator("form.course-quiz")
     radios = form.locator("input[type=radio]")
@@ -273,6 +276,13 @@ def test_quick_check_gives_feedback_in_the_pages_language(server, page, language
     radios.nth(right[0]).check()
     form.locator("button").click()
     assert feedback.inner_text() == strings["right"]
+    # opened from the keyboard, the next quiz is a form too, with radios of its own name
+    second = page.locator("details.quiz").nth(1)
+    second.locator("summary").focus()
+    page.keyboard.press("Enter")
+    assert second.evaluate("el => el.open") and second.locator("ul.task-list").count() == 0
+    names = {r.get_attribute("name") for r in second.locator("form.course-quiz input[type=radio]").all()}
+    assert len(names) == 1 and names != {radios.first.get_attribute("name")}
 
 
 def test_the_js_class_stays_where_material_runs_and_goes_where_its_bundle_fails(server, browser):
@@ -280,19 +290,24 @@ def test_the_js_class_stays_where_material_runs_and_goes_where_its_bundle_fails(
     Where Material's bundle then runs, the class stays and its search button shows; where
     the bundle fails to load, the page says so and goes back to ``no-js``, so Material's
     CSS hides the search box that would do nothing."""
-    for fails in (False, True):
+    for fails in ("", "aborted", "throws"):
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        pg = context.new_page()
-        if fails:
-            pg.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
-        pg.goto(_url(server, "sv", LESSON))
-        pg.locator("html[data-course-scripts]").wait_for(state="attached", timeout=10_000)
-        root = pg.locator("html")
-        assert root.get_attribute("data-course-scripts") == ("failed" if fails else "started")
-        classes = root.evaluate("el => [...el.classList]")
-        assert ("no-js" in classes, "js" in classes) == ((True, False) if fails else (False, True)), classes
-        assert pg.locator(".md-search").is_visible() is not fails  # the header's search box (desktop width)
-        context.close()
+        try:
+            pg = context.new_page()
+            if fails == "aborted":
+                pg.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.abort())
+            elif fails == "throws":  # loads, but throws before Material starts
+                pg.route("**/assets/javascripts/bundle.*.min.js", lambda route: route.fulfill(
+                    status=200, content_type="text/javascript", body='throw new Error("bundle")'))
+            pg.goto(_url(server, "sv", LESSON))
+            pg.locator("html[data-course-scripts]").wait_for(state="attached", timeout=10_000)
+            root = pg.locator("html")
+            assert root.get_attribute("data-course-scripts") == ("failed" if fails else "started"), fails
+            classes = root.evaluate("el => [...el.classList]")
+            assert ("no-js" in classes, "js" in classes) == (bool(fails), not fails), (fails, classes)
+            assert pg.locator(".md-search").is_visible() is not bool(fails), fails  # the header's search box
+        finally:
+            context.close()
 
 
 def test_quick_check_without_javascript_reveals_the_answer(server, browser):
