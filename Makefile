@@ -42,7 +42,7 @@ system-deps:
 test: $(VENV)/.test-deps system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Not part of the tests: what building and verifying costs, against its floors (~10 min).
+# Not part of the tests: what building and verifying costs, against its floors (~15 min with the preview part).
 bench: $(VENV)/.test-deps
 	$(BIN)/course bench
 
