@@ -37,8 +37,9 @@ LOADER_MARK = "data-course-loader"
 CLASS_SWAP = '<script>document.documentElement.classList.replace("no-js","js")</script>'
 
 LOADER = """(function(){var begun=false,failed=false,root=document.documentElement;
-function started(){if(document.getElementById("__config")&&!window.document$){failed=true}
-if(failed&&!window.document$){root.classList.replace("js","no-js")}
+function started(){var material=!!window.document$;
+if(document.getElementById("__config")&&!material){failed=true}
+if(failed&&!material){root.classList.replace("js","no-js")}
 root.dataset.courseScripts=failed?"failed":"started"}
 function start(){if(begun){return}begun=true;
 var later=document.querySelectorAll("script[data-course-src]"),left=later.length;
@@ -55,7 +56,7 @@ requestAnimationFrame(function(){setTimeout(start,0)});setTimeout(start,1000)})(
 _SCRIPT_SRC = re.compile(r'<script (?:(?:defer|async) )*src="([^"]*)"(?: (?:defer|async))*></script>')
 _LOADER_TAG = f"<script {LOADER_MARK}>"
 _NO_JS_ROOT = re.compile(r'<html\b[^>]*\bclass="[^"]*\bno-js\b')
-_CHARSET = re.compile(r'<meta charset="utf-8">')
+CHARSET = re.compile(r'<meta charset="utf-8">')  # where a Material page's head begins
 _HEAD = re.compile(r"<head>")
 
 
@@ -81,7 +82,7 @@ def defer_scripts(html: str) -> str:
         return html
     html = _SCRIPT_SRC.sub(lambda m: f'<script data-course-src="{m.group(1)}"></script>', html)
     if _NO_JS_ROOT.search(html) and CLASS_SWAP not in html:
-        anchor = _CHARSET if _CHARSET.search(html) else _HEAD
+        anchor = CHARSET if CHARSET.search(html) else _HEAD
         html = anchor.sub(lambda m: f"{m.group(0)}\n    {CLASS_SWAP}", html, count=1)
     if _LOADER_TAG in html:
         return html

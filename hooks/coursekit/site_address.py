@@ -20,7 +20,7 @@ import json
 import posixpath
 import re
 
-from .page_scripts import defer_scripts
+from .page_scripts import CHARSET, defer_scripts
 
 __all__ = ["EMPTY_SITEMAP", "NO_SITE_URL_NOTICE", "portable_404", "relative_href"]
 
@@ -59,7 +59,6 @@ def relative_href(href: str, page_url: str, root_path: str = "/") -> str:
     return relative
 
 
-_HEAD_START = re.compile(r'<meta charset="utf-8">')
 _LINK_HREF = re.compile(r'(<link\b[^>]*?) href="')
 _SCOPE = "__md_scope=new URL("  # Material's base.html: localStorage keys scoped to the site root
 _CONFIG = re.compile(r'<script id="__config" type="application/json">.*?</script>', re.S)
@@ -109,11 +108,11 @@ def portable_404(html: str, own_path: str, top_names: list[str]) -> str:
         ValueError: the page is not the Material 404 page this expects (no
             ``<meta charset="utf-8">``, no ``__md_scope``), naming what is missing.
     """
-    if not _HEAD_START.search(html) or _SCOPE not in html:
+    if not CHARSET.search(html) or _SCOPE not in html:
         raise ValueError(f"{own_path}: not a Material 404 page (no <meta charset> or __md_scope); "
                          "hooks/seo_alternates.py cannot make it work at any address")
     finder = _FIND_ROOT % {"own": json.dumps(own_path), "names": json.dumps(sorted(top_names))}
-    html = _HEAD_START.sub(lambda m: f"{m.group(0)}\n    <script>{finder}</script>", html, count=1)
+    html = CHARSET.sub(lambda m: f"{m.group(0)}\n    <script>{finder}</script>", html, count=1)
     html = re.sub(r'(__md_scope=new URL\("[^"]*"),location\)', r"\1,document.baseURI)", html, count=1)
     html = _LINK_HREF.sub(r'\1 data-course-href="', html)
     stylesheets = "".join(f'<link rel="stylesheet" href="{href}">' for href in _STYLESHEET.findall(html))
