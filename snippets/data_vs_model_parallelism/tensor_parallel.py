@@ -11,6 +11,7 @@ torchrun --standalone --nproc-per-node=2 tensor_parallel.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
+import gc
 import os
 
 import torch
@@ -56,8 +57,7 @@ class FeedForward(nn.Module):
 # --8<-- [end:model]
 
 
-def main() -> None:
-    device = setup()
+def run(device: torch.device) -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
 
     # --8<-- [start:mesh]
@@ -101,7 +101,25 @@ def main() -> None:
             print(f"{phase} pass: {counts}")
     # --8<-- [end:count]
 
-    dist.destroy_process_group()
+
+def release_dtensor_caches() -> None:
+    """Make DTensor's caches forget the meshes they hold. A mesh holds its process groups,
+    so while a cache holds it, destroy_process_group() cannot free them. The caches are per
+    thread: this clears the calling thread's. torch 2.13 has no public call for this; these
+    private ones may change in another version."""
+    from torch.distributed.tensor import _collective_utils, _redistribute, debug
+    debug._clear_sharding_prop_cache()  # output shardings, keyed by op and input specs
+    _redistribute._gen_transform_infos.cache_clear()  # redistribute steps, keyed by DTensorSpecs
+    _redistribute.clear_redistribute_planner_cache()  # redistribute planners, each with its mesh
+    _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()  # mesh topologies, keyed by mesh
+
+
+def main() -> None:
+    device = setup()
+    run(device)  # the models, meshes and DTensors are local to run()
+    release_dtensor_caches()
+    gc.collect()  # what the caches held sits in reference cycles: free it now
+    dist.destroy_process_group()  # the forward's CommDebugMode still holds the group (lesson 4)
 
 
 if __name__ == "__main__":

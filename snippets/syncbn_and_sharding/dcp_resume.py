@@ -13,6 +13,7 @@ torchrun --standalone --nproc-per-node=2 dcp_resume.py && torchrun --standalone 
 --8<-- [end:launch]
 time-limit: 300 s
 """
+import gc
 import os
 
 import torch
@@ -69,8 +70,7 @@ class TrainingState(Stateful):
 # --8<-- [end:stateful]
 
 
-def main() -> None:
-    device = setup()
+def run(device: torch.device) -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
 
     torch.manual_seed(0)
@@ -110,7 +110,25 @@ def main() -> None:
     if rank == 0:
         print(f"{world_size} processes saved steps {training.step - STEPS + 1}-{training.step}")
 
-    dist.destroy_process_group()
+
+def release_dtensor_caches() -> None:
+    """Make DTensor's caches forget the meshes they hold. A mesh holds its process groups,
+    so while a cache holds it, destroy_process_group() cannot free them. The caches are per
+    thread: this clears the calling thread's. torch 2.13 has no public call for this; these
+    private ones may change in another version."""
+    from torch.distributed.tensor import _collective_utils, _redistribute, debug
+    debug._clear_sharding_prop_cache()  # output shardings, keyed by op and input specs
+    _redistribute._gen_transform_infos.cache_clear()  # redistribute steps, keyed by DTensorSpecs
+    _redistribute.clear_redistribute_planner_cache()  # redistribute planners, each with its mesh
+    _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()  # mesh topologies, keyed by mesh
+
+
+def main() -> None:
+    device = setup()
+    run(device)  # the models, meshes and DTensors are local to run()
+    release_dtensor_caches()
+    gc.collect()  # what FSDP and the caches held sits in reference cycles: free it now
+    dist.destroy_process_group()  # frees the groups: no gloo thread outlives the program
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ torchrun --standalone --nproc-per-node=2 fsdp_practice.py
 --8<-- [end:launch]
 time-limit: 180 s
 """
+import gc
 import os
 
 import torch
@@ -68,8 +69,7 @@ def micro_batch(rank: int, step: int, micro: int) -> tuple[torch.Tensor, torch.T
     return x, x.sum(dim=1, keepdim=True)
 
 
-def main() -> None:
-    device = setup()
+def run(device: torch.device) -> None:
     rank = dist.get_rank()
 
     # --8<-- [start:shard]
@@ -103,7 +103,25 @@ def main() -> None:
             print(f"step {step}: gradient norm {norm.item():.4f}, clipped to {MAX_NORM}")
     # --8<-- [end:step]
 
-    dist.destroy_process_group()
+
+def release_dtensor_caches() -> None:
+    """Make DTensor's caches forget the meshes they hold. A mesh holds its process groups,
+    so while a cache holds it, destroy_process_group() cannot free them. The caches are per
+    thread: this clears the calling thread's. torch 2.13 has no public call for this; these
+    private ones may change in another version."""
+    from torch.distributed.tensor import _collective_utils, _redistribute, debug
+    debug._clear_sharding_prop_cache()  # output shardings, keyed by op and input specs
+    _redistribute._gen_transform_infos.cache_clear()  # redistribute steps, keyed by DTensorSpecs
+    _redistribute.clear_redistribute_planner_cache()  # redistribute planners, each with its mesh
+    _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()  # mesh topologies, keyed by mesh
+
+
+def main() -> None:
+    device = setup()
+    run(device)  # the models, meshes and DTensors are local to run()
+    release_dtensor_caches()
+    gc.collect()  # what FSDP and the caches held sits in reference cycles: free it now
+    dist.destroy_process_group()  # frees the groups: no gloo thread outlives the program
 
 
 if __name__ == "__main__":

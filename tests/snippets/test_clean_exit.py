@@ -22,18 +22,13 @@ from verification_plugin import effective_line, hardware_env
 
 GLOO_THREADS = frozenset({"pt_gloo_runloop", "gloo_tcp_loop"})
 
-# Programs whose groups still outlive destroy_process_group() in torch 2.13, for a reason
-# not found yet: importing torch.distributed.nn first does not help, and what they share
-# is a DeviceMesh (FSDP2, DTensor, DCP). Strict: the day one ends cleanly, its entry must go.
+# Programs whose groups still outlive destroy_process_group() in torch 2.13. The tensor-parallel
+# program counts its forward pass's collectives under CommDebugMode, whose module tracker
+# hangs backward hooks on the forward's tensors; with the autograd graph they form cycles
+# through C++ nodes that gc cannot break, so the graph keeps the parameters (DTensors), their
+# mesh and the mesh's group alive. Strict: the day one ends cleanly, its entry must go.
 STILL_PINNED = {
-    "data_vs_model_parallelism/mesh_2d.py",
     "data_vs_model_parallelism/tensor_parallel.py",
-    "syncbn_and_sharding/dcp_resume.py",
-    "syncbn_and_sharding/fsdp_init.py",
-    "syncbn_and_sharding/fsdp_practice.py",
-    "syncbn_and_sharding/fsdp_reshard.py",
-    "syncbn_and_sharding/fsdp_train.py",
-    "syncbn_and_sharding/sharded_checkpoint.py",
 }
 
 
@@ -64,7 +59,10 @@ def test_no_gloo_thread_is_left_when_the_program_ends(name, tmp_path, pytestconf
     cwd = copy_snippet(program, tmp_path).parent
     result = run_job(line, cwd, spec.time_limit_s, hardware=hardware_env(nproc)[0])
     result.check_exit()
-    assert sorted(result.records) == list(range(nproc)), f"a rank left no record\n{result.report()}"
+    # A line of several torchrun commands (dcp_resume.py: 2 processes, then 3) leaves the
+    # record of the last process that had each rank, so at least the first command's ranks.
+    missing = [rank for rank in range(nproc) if rank not in result.records]
+    assert not missing, f"ranks {missing} left no record\n{result.report()}"
     for rank, rec in sorted(result.records.items()):
         left = [t for t in rec["threads_at_exit"] if t in GLOO_THREADS]
         assert not left, (f"{name}, rank {rank}: gloo threads {left} were still running when the program's code had "
