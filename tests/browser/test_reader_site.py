@@ -421,12 +421,35 @@ def _every_page(site: Path) -> list[str]:
 
 def _watch(pg, site_url: str) -> list[str]:
     """What went wrong on a page: failed requests, error responses, console errors, and
-    any request to a host other than the site's."""
+    any request to a host other than the site's. A request that a page still had in flight
+    when the next page was opened (Material's search worker loading lunr.ja, say) and that
+    the browser therefore aborted (``net::ERR_ABORTED``) is not a failure: a reader who
+    follows a link before a page has settled does the same."""
     problems = []
     host = urlparse(site_url).netloc
-    pg.on("request", lambda r: urlparse(r.url).scheme in ("http", "https") and urlparse(r.url).netloc != host
-          and problems.append(f"request to another host: {r.url}"))
-    pg.on("requestfailed", lambda r: problems.append(f"failed {r.url}: {r.failure}"))
+    started = [0]  # top-level navigations started (their navigation requests)
+    current = [0]  # which of them gave the document now shown
+    owner: dict = {}  # request -> the navigation whose document issued it
+
+    def on_committed(frame):
+        if frame == pg.main_frame:
+            current[0] = started[0]
+
+    def on_request(r):
+        if r.is_navigation_request() and r.frame == pg.main_frame:
+            started[0] += 1
+        owner[r] = current[0]
+        if urlparse(r.url).scheme in ("http", "https") and urlparse(r.url).netloc != host:
+            problems.append(f"request to another host: {r.url}")
+
+    def on_request_failed(r):
+        left_behind = r.failure == "net::ERR_ABORTED" and owner.get(r, started[0]) < started[0]
+        if not left_behind:
+            problems.append(f"failed {r.url}: {r.failure}")
+
+    pg.on("framenavigated", on_committed)
+    pg.on("request", on_request)
+    pg.on("requestfailed", on_request_failed)
     pg.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status} {r.url}"))
     pg.on("console", lambda m: m.type == "error" and problems.append(f"console error at {m.location.get('url')}: {m.text}"))
     pg.on("pageerror", lambda e: problems.append(f"page error: {e}"))
