@@ -22,15 +22,6 @@ from verification_plugin import effective_line, hardware_env
 
 GLOO_THREADS = frozenset({"pt_gloo_runloop", "gloo_tcp_loop"})
 
-# Programs whose groups still outlive destroy_process_group() in torch 2.13. The tensor-parallel
-# program counts its forward pass's collectives under CommDebugMode, whose module tracker
-# hangs backward hooks on the forward's tensors; with the autograd graph they form cycles
-# through C++ nodes that gc cannot break, so the graph keeps the parameters (DTensors), their
-# mesh and the mesh's group alive. Strict: the day one ends cleanly, its entry must go.
-STILL_PINNED = {
-    "data_vs_model_parallelism/tensor_parallel.py",
-}
-
 
 def _programs() -> list:
     params = []
@@ -41,9 +32,7 @@ def _programs() -> list:
                 or torchrun_shape(line.argv)[1] != 1 or "--standalone" not in line.argv):
             continue
         name = f"{program.parent.name}/{program.name}"
-        marks = [pytest.mark.xfail(strict=True, reason="its group outlives destroy_process_group (see STILL_PINNED)")] \
-            if name in STILL_PINNED else []
-        params.append(pytest.param(name, id=name, marks=marks))
+        params.append(pytest.param(name, id=name))
     return params
 
 
@@ -67,4 +56,5 @@ def test_no_gloo_thread_is_left_when_the_program_ends(name, tmp_path, pytestconf
         left = [t for t in rec["threads_at_exit"] if t in GLOO_THREADS]
         assert not left, (f"{name}, rank {rank}: gloo threads {left} were still running when the program's code had "
                           f"finished: something still held the process group after destroy_process_group() "
-                          f"(a DDP model, or torch.distributed.nn imported after init_process_group)")
+                          f"(a DDP model, torch.distributed.nn imported after init_process_group, a DTensor cache "
+                          f"holding a mesh, or a reference cycle left uncollected)")
