@@ -107,9 +107,10 @@ def run(device: torch.device) -> None:
 def release_dtensor_caches() -> None:
     """Make DTensor's caches forget the meshes they hold. A mesh holds its process groups,
     so while a cache holds it, destroy_process_group() cannot free them. Sharding
-    propagation keeps one cache per thread, and this clears only the calling thread's; the
-    other three caches are shared by the whole process. torch 2.13 has no public call for
-    this; these private ones may change in another version."""
+    propagation keeps its caches per thread (a Python one and the C++ fast path's), and
+    this clears only the calling thread's; the other three caches are shared by the whole
+    process. torch 2.13 has no public call for this; these private ones may change in
+    another version."""
     from torch.distributed.tensor import _collective_utils, _redistribute, debug
     debug._clear_sharding_prop_cache()  # output shardings, keyed by op and input specs
     _redistribute._gen_transform_infos.cache_clear()  # redistribute steps, keyed by DTensorSpecs
@@ -121,7 +122,8 @@ def main() -> None:
     device = setup()
     run(device)  # the models, meshes and DTensors are local to run()
     release_dtensor_caches()
-    while gc.collect():  # freeing one cycle can free another: collect until none is left
+    # freeing one layer of cycles can expose the next: collect until a pass finds none
+    while gc.collect():
         pass
     dist.destroy_process_group()  # frees the groups: no gloo thread outlives the program
 
