@@ -68,3 +68,42 @@ def test_an_unknown_preview_language_is_named():
     proc = subprocess.run([*COURSE, "serve", "--lang", "xx"], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 2
     assert "unknown language(s) xx" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _count(log: Path, text: str) -> int:
+    return log.read_text(encoding="utf-8", errors="replace").count(text)
+
+
+def _wait_for(server: subprocess.Popen, log: Path, text: str, times: int, what: str) -> None:
+    deadline = time.monotonic() + 120
+    while _count(log, text) < times:
+        assert server.poll() is None and time.monotonic() < deadline, f"{what}; the server's log:\n{log.read_text()}"
+        time.sleep(0.5)
+
+
+def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(tmp_path):
+    """A translator saving a catalog that still does not parse is told file and line each
+    time (MkDocs's duplicate filter would print it on the first failed rebuild only)."""
+    project = copy_project(tmp_path)
+    catalog = project / "i18n" / "sv" / "ddp-basics.po"
+    lines = catalog.read_text(encoding="utf-8").split("\n")
+    number = next(i for i, line in enumerate(lines, 1) if line.startswith('msgstr "') and line != 'msgstr ""')
+    log = tmp_path / "serve.log"
+    port = free_port()
+    with log.open("w", encoding="utf-8") as sink:
+        server = subprocess.Popen([*COURSE, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=project,
+                                  env=MKDOCS_ENV, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_for(server, log, "Serving on", 1, "course serve --lang sv did not start")
+        broken = lines.copy()
+        broken[number - 1] = broken[number - 1][:-1]  # the msgstr's closing quote
+        expected = f"i18n/sv/ddp-basics.po:{number}: unterminated string"
+        for save in (1, 2):
+            catalog.write_text("\n".join(broken), encoding="utf-8")
+            _wait_for(server, log, "An error happened during the rebuild", save, f"save {save} was not rebuilt")
+            assert _count(log, expected) == save, f"save {save}: {expected!r} not printed again:\n{log.read_text()}"
+            time.sleep(1.5)  # past the watcher's debounce, so the next save is a new change
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    assert "Traceback" not in log.read_text()
