@@ -190,12 +190,16 @@ def missing_catalogs(project: Project, language: str) -> list[str]:
             f"create it with: course update --lang {language}" for path, what in wanted if not path.is_file()]
 
 
+REFUSED_REMEDY = ("the English is shown instead: keep the msgid's code, links, markup and placeholders as they are "
+                  "and add none (i18n/README.md, 'What a translation may change')")
+
+
 def check_catalog(project: Project, path: Path, checker: TranslationCheck | None = None) -> list[str]:
     """Problems of one catalog, each ``path:line: message; remedy``.
 
     A translation the safety check refuses gives one line at its msgstr, its reasons
-    joined by ``"; "``, which is also the warning the build prints when it shows the
-    message in English.
+    joined by ``"; "`` and followed by :data:`REFUSED_REMEDY`, which is also the warning
+    the build prints when it shows the message in English.
 
     Args:
         project: the project (for the English source and the expected language).
@@ -248,7 +252,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
         if "python-format" in entry.flags:
             reasons = [*reasons, *format_problems(english, msgstr)]
         if reasons:
-            out.append(f"{at}: {'; '.join(reasons)}")
+            out.append(f"{at}: {'; '.join(reasons)}; {REFUSED_REMEDY}")
     return out
 
 
@@ -277,7 +281,8 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
     Every problem :func:`check_catalog` finds in the language's catalogs, every missing
     catalog (:func:`missing_catalogs`), then, per English page, the number of its
     messages that will show in English (untranslated, fuzzy, or new since the last
-    ``course update``). Pages are rendered regardless; ``mkdocs build --strict`` fails on
+    ``course update``), with the catalog line of the first of them, or, when some are not
+    in the catalog yet, the ``course update`` that adds them. Pages are rendered regardless; ``mkdocs build --strict`` fails on
     any of these warnings.
 
     Args:
@@ -308,10 +313,13 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
         # each message once, as the catalog holds it (and ``course stats`` counts it),
         # although a page may say the same sentence twice
         msgids = list(dict.fromkeys(m.msgid for m in page_messages(project, page)))
-        missing = sum(1 for m in msgids if m not in usable)
+        missing = [m for m in msgids if m not in usable]
         if missing:
-            out.append(f"{page.as_posix()}: {missing} of {len(msgids)} messages are untranslated or fuzzy in "
-                       f"'{language}' and are shown in English; translate them in {shown}")
+            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgid in set(missing)}
+            where = (f"translate them in {shown}, the first at line {min(held.values())}" if len(held) == len(missing)
+                     else f"add the new ones with: course update --lang {language}, then translate them in {shown}")
+            out.append(f"{page.as_posix()}: {len(missing)} of {len(msgids)} messages are untranslated or fuzzy in "
+                       f"'{language}' and are shown in English; {where}")
     return out
 
 

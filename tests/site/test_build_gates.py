@@ -69,7 +69,9 @@ def test_an_unsafe_translation_falls_back_to_english_and_fails_the_strict_build(
     line = _msgstr_line(path, entry.msgid)
     loose = build(project, strict=False)
     assert re.search(rf"^WARNING .*i18n/tr/ddp-basics\.po:{line}: adds raw HTML <img> with onerror src; "
-                     r"adds raw HTML <script>$", loose.stderr, re.M), loose.stderr  # one line per refused translation
+                     r"adds raw HTML <script>; the English is shown instead: keep the msgid's code, links, markup and "
+                     r"placeholders as they are and add none \(i18n/README\.md, 'What a translation may change'\)$",
+                     loose.stderr, re.M), loose.stderr  # one line per refused translation, its remedy at the end
     page = html(project, "tr", "ddp-basics")
     assert page.find("script", string=re.compile("alert")) is None
     assert page.find("img", src="x") is None
@@ -121,10 +123,17 @@ def test_one_strict_build_names_the_problems_of_every_language(project):
     catalog = polib.pofile(str(sv))
     next(e for e in catalog if e.msgid and not e.obsolete).flags.append("fuzzy")
     catalog.save(str(sv))
+    lesson = project / "docs" / "torchrun-launching.md"  # English edited, no course update since
+    lesson.write_text(lesson.read_text(encoding="utf-8") + "\nA sentence no catalog holds yet.\n", encoding="utf-8")
     strict = build(project, strict=True)
     assert strict.returncode != 0
     assert re.search(r"WARNING .*i18n/ja/ddp-basics\.po:\d+: duplicate msgid", strict.stderr), strict.stderr
-    assert re.search(r"WARNING .*index\.md: 1 of \d+ messages are untranslated or fuzzy in 'sv'", strict.stderr), strict.stderr
+    fuzzy = next(e for e in polib.pofile(str(sv)) if "fuzzy" in e.flags)
+    assert re.search(r"WARNING .*index\.md: 1 of \d+ messages are untranslated or fuzzy in 'sv' and are shown in English; "
+                     rf"translate them in i18n/sv/index\.po, the first at line {fuzzy.linenum}$", strict.stderr, re.M), strict.stderr
+    assert re.search(r"WARNING .*torchrun-launching\.md: 1 of \d+ messages are untranslated or fuzzy in 'tr' and are shown "
+                     r"in English; add the new ones with: course update --lang tr, then translate them in "
+                     r"i18n/tr/torchrun-launching\.po$", strict.stderr, re.M), strict.stderr
 
 
 def test_badges_in_every_language_and_a_one_byte_edit_fails_the_strict_build(project):

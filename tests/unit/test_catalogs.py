@@ -107,7 +107,7 @@ BAD = {
     "crlf-line-ends.po": (1, "CRLF line ends"),
     "edited-msgid.po": (10, "msgid 'Verified!' is not in the English source"),
     "broken-placeholder.po": (17, "placeholder %(cnt)d is not in the msgid; use one of: %(count)d"),
-    "unsafe-html.po": (11, "adds raw HTML <script>"),  # the msgstr's line, not the entry's first
+    "unsafe-html.po": (11, "adds raw HTML <script>; the English is shown instead: keep the msgid's"),  # the msgstr's line
 }
 
 
