@@ -8,7 +8,7 @@ BIN     = $(VENV)/bin
 PYTEST_ARGS ?= -n auto --dist loadfile
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: site serve test bench clean system-deps
+.PHONY: site serve test test-deps bench clean system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ serve-%: $(VENV)/.site-deps
 # (root and apt-get); elsewhere the tests that need them say so and are skipped.
 system-deps:
 	@bash tests/system-deps.sh
+
+# What make test installs, without running the tests (for running one test file).
+test-deps: $(VENV)/.test-deps system-deps
 
 test: $(VENV)/.test-deps system-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
