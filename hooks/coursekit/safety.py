@@ -373,7 +373,13 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
             break
         if not isinstance(alone[1], str) and not isinstance(alone[0], str):
             english, translated = alone
-        found.extend(r for r in _differences(english, translated, msgstr) if r not in found)
+        differences = _differences(english, translated, msgstr)
+        ticks = (msgid.count("`"), msgstr.count("`"))
+        if ticks[0] != ticks[1] and any("inline code" in r for r in differences):
+            # one lost backtick re-pairs every code span after it: name the cause first
+            differences.insert(0, f"has {ticks[1]} backticks where the msgid has {ticks[0]}, so a code span is left "
+                                  "open or closed early and every one after it shifts; copy the code spans exactly")
+        found.extend(r for r in differences if r not in found)
         if k.startswith("table"):
             found.extend(_cell_hints(msgid, msgstr))
         break

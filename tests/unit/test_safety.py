@@ -142,6 +142,14 @@ def test_a_line_of_block_syntax_is_refused_unless_the_msgid_has_it(page, line):
     assert page.problems(f"First line\n{line}", f"Первая строка\n{line}") == [] or line in ("---", "===", "***")
 
 
+def test_a_lost_backtick_is_named_first_not_only_the_code_spans_it_shifts(page):
+    reasons = page.problems("Call `init_process_group()` before `DDP(model)` wraps `model`.",
+                            "Вызовите `init_process_group() до того, как `DDP(model)` обернёт `model`.")
+    assert reasons[0].startswith("has 5 backticks where the msgid has 6, so a code span is left open"), reasons
+    assert any("inline code `init_process_group()` missing or changed" in r for r in reasons), reasons
+    assert not any("backticks" in r for r in page.problems("Call `init_process_group()` first.", "Сначала `x`."))
+
+
 def test_empty_lines_and_control_characters_are_refused(page):
     assert "line 2 is empty" in page.problems("A paragraph.", "Абзац.\n\nЕщё один.")[0]
     assert page.problems("A paragraph.", "Абзац.\r--8<-- \"/etc/passwd\"") == ["contains U+000D (carriage return); remove it"]
