@@ -282,8 +282,8 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
     catalog (:func:`missing_catalogs`), then, per English page, the number of its
     messages that will show in English (untranslated, fuzzy, or new since the last
     ``course update``), with the catalog line of the first of them, or, when some are not
-    in the catalog yet, the ``course update`` that adds them. Pages are rendered regardless; ``mkdocs build --strict`` fails on
-    any of these warnings.
+    in the catalog yet, the ``course update`` that adds them. Pages are rendered
+    regardless; ``mkdocs build --strict`` fails on any of these warnings.
 
     Args:
         project: the project.
@@ -315,7 +315,8 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
         msgids = list(dict.fromkeys(m.msgid for m in page_messages(project, page)))
         missing = [m for m in msgids if m not in usable]
         if missing:
-            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgid in set(missing)}
+            wanted = set(missing)
+            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgid in wanted}
             where = (f"translate them in {shown}, the first at line {min(held.values())}" if len(held) == len(missing)
                      else f"add the new ones with: course update --lang {language}, then translate them in {shown}")
             out.append(f"{page.as_posix()}: {len(missing)} of {len(msgids)} messages are untranslated or fuzzy in "

@@ -373,13 +373,7 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
             break
         if not isinstance(alone[1], str) and not isinstance(alone[0], str):
             english, translated = alone
-        differences = _differences(english, translated, msgstr)
-        ticks = (msgid.count("`"), msgstr.count("`"))
-        if ticks[0] != ticks[1] and any("inline code" in r for r in differences):
-            # one lost backtick re-pairs every code span after it: name the cause first
-            differences.insert(0, f"has {ticks[1]} backticks where the msgid has {ticks[0]}, so a code span is left "
-                                  "open or closed early and every one after it shifts; copy the code spans exactly")
-        found.extend(r for r in differences if r not in found)
+        found.extend(r for r in _differences(english, translated, msgid, msgstr) if r not in found)
         if k.startswith("table"):
             found.extend(_cell_hints(msgid, msgstr))
         break
@@ -463,10 +457,15 @@ def _attribute_change(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, st
     return ", ".join(parts) or "reorders them"
 
 
-def _differences(english: Skeleton, translated: Skeleton, msgstr: str) -> list[str]:
+def _differences(english: Skeleton, translated: Skeleton, msgid: str, msgstr: str) -> list[str]:
     """Why two skeletons differ, in a translator's words (one phrase each)."""
     out: list[str] = []
     codes_en, codes_tr = english.codes(), translated.codes()
+    ticks = (msgid.count("`"), msgstr.count("`"))
+    if ticks[0] != ticks[1] and codes_en != codes_tr:
+        # one lost backtick re-pairs every code span after it: name the cause first
+        out.append(f"has {ticks[1]} backticks where the msgid has {ticks[0]}, so a code span is left open or "
+                   "closed early and every one after it shifts; copy the code spans exactly")
     for code in sorted((codes_en - codes_tr).elements()):
         out.append(f"inline code `{_short(code)}` missing or changed")
     for code in sorted((codes_tr - codes_en).elements()):
