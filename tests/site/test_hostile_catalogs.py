@@ -18,6 +18,7 @@ from bs4 import BeautifulSoup
 
 from conftest import copy_project
 from coursekit import cli
+from coursekit.check import REFUSED_REMEDY
 from coursekit.extract import update
 from coursekit.page_guard import TOGETHER
 from coursekit.project import Project
@@ -56,6 +57,12 @@ class Built:
         found = re.findall(rf"^WARNING +- +({where}.*)$", self.loose.stderr, re.M)
         assert len(found) == 1, (path, line, self.loose.stderr[-3000:])
         return found[0]
+
+    def refusal(self, path: str, line: int) -> str:
+        """The reasons of the refused translation at ``path:line``; asserts its warning ends with the remedy."""
+        warning = self.warning(path, line)
+        assert warning.endswith(f"; {REFUSED_REMEDY}"), warning
+        return warning.removesuffix(f"; {REFUSED_REMEDY}")
 
 
 def _set(path: Path, msgid: str, msgstr: str) -> int:
@@ -115,7 +122,7 @@ def test_nothing_crashes_and_the_strict_build_fails(built):
 
 
 def test_an_attribute_list_without_a_colon_is_refused(built):
-    assert built.warning("i18n/ja/index.po", built.lines["attribute list"]).endswith(
+    assert built.refusal("i18n/ja/index.po", built.lines["attribute list"]).endswith(
         'changes the attributes of **bold**: adds style="position:fixed;top:0;left:0;width:100vw…"')
     page = built.html("ja", "index")
     assert page.select('[style*="position"]') == [] and "100vw" not in str(page)
@@ -127,7 +134,7 @@ def test_an_attribute_list_without_a_colon_is_refused(built):
 @pytest.mark.parametrize("language", sorted(INCLUDES))
 def test_an_include_line_next_to_a_mention_of_one_is_refused(built, language):
     line, included = INCLUDES[language]
-    assert built.warning(f"i18n/{language}/verification.po", built.lines[f"include {language}"]).endswith(
+    assert built.refusal(f"i18n/{language}/verification.po", built.lines[f"include {language}"]).endswith(
         f"line 2 starts with Markdown block syntax, an include line (--8<--): {line!r}; only lines the msgid has may be "
         "syntax; adds a line break")
     page = built.html(language, "verification")
@@ -140,7 +147,7 @@ def test_an_include_line_next_to_a_mention_of_one_is_refused(built, language):
 
 
 def test_a_translation_hundreds_of_times_longer_than_its_msgid_is_refused(built):
-    assert built.warning("i18n/ru/index.po", built.lines["long"]).endswith(
+    assert built.refusal("i18n/ru/index.po", built.lines["long"]).endswith(
         "20000 characters, more than the 109 allowed for this 23-character msgid (3 x its length + 40); "
         "is something pasted by mistake?")
     page = built.html("ru", "index")
@@ -150,7 +157,7 @@ def test_a_translation_hundreds_of_times_longer_than_its_msgid_is_refused(built)
 
 def test_translations_harmless_alone_that_change_the_page_together_are_refused(built):
     language, name = TOGETHER_PAGE
-    assert built.warning(f"i18n/{language}/{name.replace('.md', '.po')}", built.lines["together"]).endswith(TOGETHER)
+    assert built.refusal(f"i18n/{language}/{name.replace('.md', '.po')}", built.lines["together"]).endswith(TOGETHER)
     page, english = built.html(language, name[:-3]), built.html("en", name[:-3])
     headers = [th for th in page.select("article th") if "What it holds" in th.get_text()]
     assert len(headers) == 2 and all(th.span is not None and th.span.get("lang") == "en" for th in headers)
