@@ -94,7 +94,7 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
 
 
 def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[str, ...] = (),
-                  harness_run: str | None = None):
+                  harness_run: str | None = None, untangle_with: str | None = None):
     """The bare-run test of a program, to assign to ``test_bare_run`` in its test module.
 
     The test runs the program's launch line as a reader does (``torchjob.run_bare``:
@@ -117,13 +117,17 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
             the page says the program prints.
         harness_run: the fixture of the verified harness run whose ranks say what the
             job ran on (:func:`ran_on`, stored in the record); defaults to ``reference``.
+        untangle_with: with ``reference=None``, the fixture of a harness run whose
+            printed lines (``run_output.printed_lines``) split terminal lines that
+            several ranks wrote into at once before ``stdout`` is matched; nothing of
+            it is stored.
     """
     import re
 
     from coursekit.runspec import launch_shape, read_spec
 
     def test_bare_run(bare_run_index, tmp_path, pytestconfig, request):
-        from run_output import per_rank, same_lines, worker_lines
+        from run_output import per_rank, printed_lines, same_lines, worker_lines
         from torchjob import bare_folder, run_nodes
         from verification_plugin import effective_line, hardware_env
 
@@ -148,8 +152,11 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
         else:
             assert all(node.timed_out for node in nodes), f"expected to hang until stopped, but it ended\n{report}"
         expected = per_rank(request.getfixturevalue(reference)) if reference is not None else {}
+        known = [line for lines in expected.values() for line in lines]
+        if untangle_with is not None:
+            known += printed_lines(request.getfixturevalue(untangle_with))
         text = "\n".join(node.stdout_text for node in nodes)
-        untangled = "\n".join(worker_lines(nodes, [line for lines in expected.values() for line in lines]))
+        untangled = "\n".join(worker_lines(nodes, known))
         for pattern in stdout:
             assert re.search(pattern, text, re.M) or re.search(pattern, untangled, re.M), (
                 f"the page says the program prints {pattern!r}; it did not\n{report}")

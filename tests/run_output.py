@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from torchjob import JobResult
 
-__all__ = ["normalize", "per_rank", "same_lines", "untangle", "worker_lines"]
+__all__ = ["normalize", "per_rank", "printed_lines", "same_lines", "untangle", "worker_lines"]
 
 _HOSTS = sorted({h for h in (socket.gethostname(), socket.getfqdn()) if h and h != "localhost"}, key=len, reverse=True)
 _RULES: list[tuple[re.Pattern, str]] = [
@@ -68,6 +68,17 @@ def per_rank(nodes: JobResult | Iterable[JobResult]) -> dict[str, list[str]]:
             out[(log.attempt, rank)] = _lines(log.stdout)
     label = (lambda a, r: f"rank {r} · attempt {a}") if len(attempts) > 1 else (lambda a, r: f"rank {r}")
     return {label(a, r): out[(a, r)] for a, r in sorted(out)}
+
+
+def printed_lines(nodes: JobResult | Iterable[JobResult]) -> list[str]:
+    """Every normalized stdout line of every worker log of a harness run, whatever rank,
+    attempt or job printed it (a line that runs two jobs leaves both jobs' logs).
+
+    Args:
+        nodes: the :class:`~torchjob.JobResult` of each node (one for a one-node job).
+    """
+    nodes = [nodes] if isinstance(nodes, JobResult) else list(nodes)
+    return [line for node in nodes for log in node.ranks for line in _lines(log.stdout)]
 
 
 def _split(line: str, known: set[str], longest: int) -> list[str] | None:

@@ -122,7 +122,7 @@ class TestResume:
             assert len(saves) == 2 * program.STEPS  # a plan and the write results, per checkpoint
 
 
-test_bare_run = bare_run_test(PROGRAM, reference=None, stdout=(
+test_bare_run = bare_run_test(PROGRAM, reference=None, untangle_with="job", stdout=(
     # two jobs on one line: the per-rank output of the harness run cannot be told apart by rank
     r"^rank 0 of 2: starting at step 0 \(fresh\)", r"^2 processes saved steps 1-3$",
     r"^rank 2 of 3: starting at step 3 \(from step-0003\), holding 20 of 64 rows", r"^3 processes saved steps 4-6$"))

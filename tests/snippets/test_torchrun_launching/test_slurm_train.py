@@ -156,6 +156,6 @@ def test_scancel_stops_a_hanging_job_on_every_node_with_nothing_left(slurm_clust
 
 # Which node becomes node rank 0 is the rendezvous's choice, so the lines that pair
 # ranks with Slurm's nodes differ between runs: there is no fixed output to reproduce.
-test_bare_run = bare_run_test(PROGRAM, reference=None, harness_run="job", stdout=(
+test_bare_run = bare_run_test(PROGRAM, reference=None, harness_run="job", untangle_with="job", stdout=(
     r"^\[3\]:rank 3 of 4: local rank 1 on node rank 1; Slurm task [01] of 2 on \S+$",
     r"^\[0\]:epoch 1: loss \d", r"torchrun exited with status 0 on the first node$"))
