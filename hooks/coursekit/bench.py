@@ -46,7 +46,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import catalog as po
-from . import safety
+from . import page_guard, safety
 from .check import judged, project_check
 from .net import free_port
 from .project import Project
@@ -144,6 +144,7 @@ def bench_check(project: Path, repeat: int) -> dict:
     cold, warm, messages = [], [], 0
     for _ in range(repeat):
         safety.clear_caches()
+        page_guard.clear_caches()
         check = project_check(proj)
         start = time.perf_counter()
         messages = sum(len(list(judged(proj, path, po.load_cached(path), check))) for path in catalogs)

@@ -12,7 +12,6 @@ from . import catalog as po
 from .check import refused_messages
 from .filecache import StatCache
 from .interface import Interface, interface_for
-from .markdown_engine import engine_of
 from .project import Project
 from .safety import TranslationCheck, check_for
 
@@ -43,9 +42,13 @@ def language_of(config) -> tuple[str, str]:
 
 
 def check_of(config) -> TranslationCheck:
-    """The safety check of the build: the Markdown engine MkDocs renders pages with
-    (:func:`coursekit.markdown_engine.engine_of`)."""
-    return check_for(engine_of(config))
+    """The safety check of the build: that of the project's mkdocs.yml as written
+    (:attr:`coursekit.project.Project.engine`), the engine ``course check`` and the page
+    rendering use too. Not the build's own config: a hook changes its toc options per
+    language (the permalink tooltip), which changes nothing the check compares (both
+    sides of every comparison use one engine) but would give each language, and each
+    ``mkdocs serve`` rebuild, caches of its own."""
+    return check_for(project_of(config).engine)
 
 
 def interface_of(config) -> Interface:

@@ -288,8 +288,8 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
     Args:
         project: the project.
         language: a translation language (not the default one).
-        checker: the safety check the build renders with (``check_for(engine_of(config))``;
-            default: :func:`project_check`).
+        checker: the safety check the build renders with (``build_context.check_of``;
+            default: :func:`project_check`, the same check outside a build).
 
     Returns:
         One line per warning, each naming a file (relative to the project root).

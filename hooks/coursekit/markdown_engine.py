@@ -12,6 +12,7 @@ share one definition of "the site's Markdown".
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,8 +81,33 @@ class MarkdownEngine:
             return self
         return MarkdownEngine(self.extensions, {**self.configs, name: {**dict(self.configs.get(name, {})), **options}})
 
+    def __eq__(self, other: object) -> bool:
+        """Same extensions and the same options, a path placeholder counting as the path it
+        resolves to: each load of mkdocs.yml (every ``mkdocs serve`` rebuild) makes new
+        ``!relative`` objects, and an engine that never equals the last one would make every
+        cache keyed on it (judgements, page verdicts, Markdown instances) start empty."""
+        if not isinstance(other, MarkdownEngine):
+            return NotImplemented
+        return self.extensions == other.extensions and _comparable(self.configs) == _comparable(other.configs)
+
     def __hash__(self) -> int:
         return hash(self.extensions)
+
+
+def _comparable(value):
+    """``value`` (extension options) with each ``os.PathLike`` replaced by its path; one
+    that cannot resolve here (MkDocs's ``!relative`` without ``$config_dir`` needs the page
+    being built) stays itself, so it equals only itself."""
+    if isinstance(value, Mapping):
+        return {k: _comparable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_comparable(v) for v in value]
+    if isinstance(value, os.PathLike):
+        try:
+            return ("path", os.fspath(value))
+        except Exception:  # noqa: BLE001 - MkDocs placeholders raise their own errors outside a build
+            return value
+    return value
 
 
 _instances: dict[tuple[MarkdownEngine, frozenset], markdown.Markdown] = {}
@@ -94,7 +120,10 @@ def engine_of(config) -> MarkdownEngine:
         config: a ``mkdocs.config.defaults.MkDocsConfig`` or a mapping with
             ``markdown_extensions`` (list of names) and ``mdx_configs`` (dict).
     """
-    return MarkdownEngine(tuple(config["markdown_extensions"]), dict(config["mdx_configs"] or {}))
+    # each extension's options copied: hooks change them per language (the toc's
+    # permalink_title), and an engine is a cache key that must not change under it
+    return MarkdownEngine(tuple(config["markdown_extensions"]),
+                          {name: dict(options) for name, options in (config["mdx_configs"] or {}).items()})
 
 
 def _load(config_file: Path) -> MarkdownEngine:

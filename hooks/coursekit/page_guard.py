@@ -29,14 +29,14 @@ from .render import RenderResult, render
 from .segment import segment
 from .skeleton import Skeleton, skeleton
 
-__all__ = ["TOGETHER", "refused_together", "render_checked"]
+__all__ = ["TOGETHER", "clear_caches", "refused_together", "render_checked"]
 
 TOGETHER = ("accepted on its own, but together with the other translations of its page it changes the page's "
             "structure (Python-Markdown reads raw HTML and entities across messages); look for a stray <, & or "
             "backslash in it or in the messages before it")
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def _skeleton(engine: MarkdownEngine, text: str) -> Skeleton | str:
     """The skeleton of a page rendered by ``engine``, or the error (str) it raised."""
     try:
@@ -45,7 +45,7 @@ def _skeleton(engine: MarkdownEngine, text: str) -> Skeleton | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def _ordered(engine: MarkdownEngine, source: str) -> tuple[str, ...]:
     """The page's msgids in page order, each once."""
     return tuple(dict.fromkeys(s.msgid for s in segment(source, engine)))
@@ -68,8 +68,27 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
     Returns:
         msgid -> one-line reason (:data:`TOGETHER`), in page order; ``{}`` when the
         translated page has the English page's skeleton. Never raises on hostile input:
-        a rendering that fails counts as a change.
+        a rendering that fails counts as a change. The verdict is remembered for the
+        same page and the same translations on it (the rest of ``accepted`` does not count).
     """
+    on_page = tuple((m, accepted[m]) for m in _ordered(engine, source) if m in accepted)
+    return dict(_refused_together(engine, source, on_page, fallback_lang))
+
+
+def clear_caches() -> None:
+    """Forget every page verdict and skeleton (for measuring the check's cold cost)."""
+    for cached in (_skeleton, _ordered, _refused_together):
+        cached.cache_clear()
+
+
+# The build asks twice per page and language (its warnings, then its rendering), and a
+# preview rebuild asks again for every page although one catalog changed: remember the
+# verdict of each (page, translations on it) pair. One entry per page and language.
+@functools.lru_cache(maxsize=1024)
+def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[str, str], ...],
+                      fallback_lang: str | None) -> tuple[tuple[str, str], ...]:
+    """:func:`refused_together` over ``on_page``, the page's (msgid, msgstr) pairs in page order."""
+    accepted = dict(on_page)
     msgids = _ordered(engine, source)
     same = {m: m for m in msgids if accepted.get(m) == m}  # kept as they are, on both sides
     order = [m for m in msgids if accepted.get(m) not in (None, "", m)]
@@ -92,7 +111,7 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
                 lo = mid
         refused[order[hi - 1]] = TOGETHER  # the last of the shortest breaking prefix
         del order[hi - 1]
-    return refused
+    return tuple(refused.items())
 
 
 def render_checked(source: str, table: Mapping[str, str], check, engine: MarkdownEngine,

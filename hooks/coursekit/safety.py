@@ -122,7 +122,8 @@ class TranslationCheck:
 
     Args:
         engine: the site's :class:`coursekit.markdown_engine.MarkdownEngine`, from
-            ``engine_of(config)`` in a build or ``engine_for(mkdocs_yml)`` elsewhere.
+            ``engine_for(mkdocs_yml)`` (``Project.engine``, which a build uses too) or
+            ``engine_of(config)``.
     """
 
     def __init__(self, engine: MarkdownEngine) -> None:

@@ -221,6 +221,29 @@ def test_translations_harmless_alone_that_break_the_page_together_are_refused(ch
     assert refused_together(PROJECT.engine, source, {"What it holds": "Что в ней"}, "en") == {}
 
 
+def test_each_build_and_language_shares_one_check_so_a_preview_rebuild_remembers_its_judgements():
+    from mkdocs.config import load_config
+
+    from coursekit import page_guard
+    from coursekit.build_context import check_of
+    from coursekit.markdown_engine import engine_of
+
+    first, second = (load_config(str(ROOT / "mkdocs.yml")) for _ in range(2))  # as two mkdocs serve rebuilds
+    engine = engine_of(first)  # each load makes new !relative objects: they count as the path they resolve to
+    assert engine == engine_of(second)
+    first.mdx_configs["toc"]["permalink_title"] = "Постоянная ссылка"  # as i18n_render does per language
+    assert engine == engine_of(second) != engine_of(first)  # the engine kept its options
+    assert check_of(first) is check_of(second) is project_check(PROJECT)  # one check for every language
+    source = "# Title\n\n| Variable | What it holds |\n| --- | --- |\n| `RANK` | the rank |\n"
+    table = {"What it holds": "&#", "Title": "Заголовок"}
+    page_guard.clear_caches()
+    assert refused_together(PROJECT.engine, source, table, "en") == {}  # one table: nothing after it to break
+    misses = page_guard._refused_together.cache_info().misses
+    assert refused_together(PROJECT.engine, source, {**table, "not on the page": "x"}, "en") == {}
+    assert page_guard._refused_together.cache_info().misses == misses  # the same page and translations
+    refused_together(PROJECT.engine, source, {**table, "Title": "Титул"}, "en")
+    assert page_guard._refused_together.cache_info().misses == misses + 1
+
 def test_titles_and_list_items_are_rendered_as_they_sit(page):
     assert page.problems("Why?", "# Почему?", ("details title",))  # pymdownx.blocks makes "# …" a heading
     assert page.problems("Why?", "Почему? **x**", ("note title",)) == ["adds **bold**"]
