@@ -22,6 +22,7 @@ structure; each refused message renders in English, with a one-line reason.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Mapping
 
 from .markdown_engine import MarkdownEngine
@@ -36,9 +37,31 @@ TOGETHER = ("accepted on its own, but together with the other translations of it
             "backslash in it or in the messages before it")
 
 
+_SNIPPETS = "pymdownx.snippets"
+_includers: dict[MarkdownEngine, object] = {}
+
+
+def _included(engine: MarkdownEngine, source: str) -> str:
+    """A digest of what ``source`` includes with ``engine``'s pymdownx.snippets (its include
+    lines expanded by the extension's own preprocessor, registered as ``"snippet"``), or
+    ``""`` without that extension. A page's rendering depends on the files it includes, and
+    they change under ``mkdocs serve``; the memos below keep this in their keys."""
+    if not engine.has(_SNIPPETS):
+        return ""
+    includer = _includers.get(engine)
+    if includer is None:
+        includer = _includers[engine] = engine.markdown(without=[n for n in engine.extensions if n != _SNIPPETS])
+    try:
+        lines = includer.preprocessors["snippet"].run(source.split("\n"))
+    except Exception as exc:  # noqa: BLE001 - a missing file is the build's error to report, not ours
+        return f"{type(exc).__name__}: {exc}"
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 @functools.lru_cache(maxsize=256)
-def _skeleton(engine: MarkdownEngine, text: str) -> Skeleton | str:
-    """The skeleton of a page rendered by ``engine``, or the error (str) it raised."""
+def _skeleton(engine: MarkdownEngine, text: str, included: str) -> Skeleton | str:
+    """The skeleton of a page rendered by ``engine``, or the error (str) it raised;
+    ``included`` (:func:`_included` of the page) is only part of the memo's key."""
     try:
         return skeleton(engine.convert(text))
     except Exception as exc:  # noqa: BLE001 - hostile input may break an extension; that is a change too
@@ -69,25 +92,28 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
         msgid -> one-line reason (:data:`TOGETHER`), in page order; ``{}`` when the
         translated page has the English page's skeleton. Never raises on hostile input:
         a rendering that fails counts as a change. The verdict is remembered for the
-        same page and the same translations on it (the rest of ``accepted`` does not count).
+        same page, the same included files' content and the same translations on it
+        (the rest of ``accepted`` does not count).
     """
     on_page = tuple((m, accepted[m]) for m in _ordered(engine, source) if m in accepted)
-    return dict(_refused_together(engine, source, on_page, fallback_lang))
+    return dict(_refused_together(engine, source, on_page, fallback_lang, _included(engine, source)))
 
 
 def clear_caches() -> None:
     """Forget every page verdict and skeleton (for measuring the check's cold cost)."""
+    _includers.clear()
     for cached in (_skeleton, _ordered, _refused_together):
         cached.cache_clear()
 
 
 # The build asks twice per page and language (its warnings, then its rendering), and a
 # preview rebuild asks again for every page although one catalog changed: remember the
-# verdict of each (page, translations on it) pair. One entry per page and language.
+# verdict of each (page, what it includes, translations on it). One entry per page and language.
 @functools.lru_cache(maxsize=1024)
 def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[str, str], ...],
-                      fallback_lang: str | None) -> tuple[tuple[str, str], ...]:
-    """:func:`refused_together` over ``on_page``, the page's (msgid, msgstr) pairs in page order."""
+                      fallback_lang: str | None, included: str) -> tuple[tuple[str, str], ...]:
+    """:func:`refused_together` over ``on_page``, the page's (msgid, msgstr) pairs in page
+    order; ``included`` is :func:`_included` of the page."""
     accepted = dict(on_page)
     msgids = _ordered(engine, source)
     same = {m: m for m in msgids if accepted.get(m) == m}  # kept as they are, on both sides
@@ -98,7 +124,7 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
         english = render(source, {**same, **{m: m for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
         # The site's own engine, as MkDocs renders the page: without Pygments, pymdownx.highlight
         # lays code out differently, and a page's text can end up inside a <pre>.
-        return _skeleton(engine, translated.markdown) != _skeleton(engine, english.markdown)
+        return _skeleton(engine, translated.markdown, included) != _skeleton(engine, english.markdown, included)
 
     refused: dict[str, str] = {}
     while order and breaks(order):

@@ -244,6 +244,23 @@ def test_each_build_and_language_shares_one_check_so_a_preview_rebuild_remembers
     refused_together(PROJECT.engine, source, {**table, "Title": "Титул"}, "en")
     assert page_guard._refused_together.cache_info().misses == misses + 1
 
+
+def test_a_page_verdict_is_not_reused_after_a_file_the_page_includes_changed(tmp_path):
+    from coursekit import page_guard
+
+    engine = PROJECT.engine.configured("pymdownx.snippets", base_path=[str(tmp_path)])
+    (tmp_path / "part.md").write_text("Included text.\n", encoding="utf-8")
+    source = "# Title\n\nFirst paragraph.\n\n--8<-- \"part.md\"\n"
+    table = {"Title": "Заголовок", "First paragraph.": "Первый абзац."}
+    page_guard.clear_caches()
+    assert refused_together(engine, source, table, "en") == {}
+    misses = page_guard._refused_together.cache_info().misses
+    assert refused_together(engine, source, table, "en") == {}
+    assert page_guard._refused_together.cache_info().misses == misses  # nothing changed: remembered
+    (tmp_path / "part.md").write_text("Included text, edited.\n", encoding="utf-8")  # as under mkdocs serve
+    assert refused_together(engine, source, table, "en") == {}
+    assert page_guard._refused_together.cache_info().misses == misses + 1
+
 def test_titles_and_list_items_are_rendered_as_they_sit(page):
     assert page.problems("Why?", "# Почему?", ("details title",))  # pymdownx.blocks makes "# …" a heading
     assert page.problems("Why?", "Почему? **x**", ("note title",)) == ["adds **bold**"]
