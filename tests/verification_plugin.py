@@ -162,10 +162,12 @@ def effective_command(spec: RunSpec, config: pytest.Config, node: int = 0) -> tu
 def hardware_env(nproc_per_node: int, nnodes: int = 1, needs_cuda: bool = False, batch: bool = False) -> list[dict[str, str]]:
     """The device selection of each node of a job (``nnodes`` terminals).
 
-    With a GPU for every process of every node, each node sees its own block of GPUs;
-    with GPUs but too few, every node sees none (the job runs on CPU and gloo), unless
-    the program needs CUDA (it then sees them all and shares them); with no GPU,
-    nothing is set. Under Slurm (see :func:`on_slurm`) a CUDA job's GPUs are Slurm's to
+    One node: nothing is set; each program's own device rule (``choose_device``) picks
+    NCCL with a GPU per process or else the CPU and gloo, exactly as on a reader's
+    machine. Several nodes on this one machine: with a GPU for every process of every
+    node, each node sees its own block of GPUs; with too few, every node sees none (two
+    simulated nodes must not pick the same GPUs), unless the program needs CUDA (it then
+    sees them all and shares them). Under Slurm (see :func:`on_slurm`) a CUDA job's GPUs are Slurm's to
     give (nothing set); a CPU job sees none where this machine or the partition has GPUs.
     """
     _, count, _ = _torch_env()
@@ -174,7 +176,7 @@ def hardware_env(nproc_per_node: int, nnodes: int = 1, needs_cuda: bool = False,
         gpus, _ = gpus_available(nnodes, batch)
         hide = not cuda and (count > 0 or gpus > 0)
         return [{"CUDA_VISIBLE_DEVICES": ""} if hide else {} for _ in range(nnodes)]
-    if count == 0:
+    if count == 0 or nnodes == 1:
         return [{} for _ in range(nnodes)]
     if not cuda:
         return [{"CUDA_VISIBLE_DEVICES": ""} for _ in range(nnodes)]

@@ -1,6 +1,7 @@
 """Break it: uneven_inputs.py without Join. Rank 0 runs out of batches first and hangs.
 
-The same program as uneven_inputs.py with the ``with Join([ddp_model]):`` line deleted.
+The same program as uneven_inputs.py with the ``with Join([ddp_model]):`` line deleted,
+pinned to gloo on the CPU (on NCCL the hang shows elsewhere; the page says where).
 Rank 0 finishes its 3 batches and waits in ``all_gather_object``; rank 1 waits in the
 all-reduce of its 4th backward pass, which rank 0 never joins. Neither returns: the job
 hangs until it is stopped.
@@ -12,7 +13,6 @@ time-limit: 60 s
 outcome: hangs
 """
 import gc
-import os
 
 import torch
 import torch.distributed as dist
@@ -26,15 +26,10 @@ LR = 0.05
 
 
 def setup() -> torch.device:
-    local_rank = int(os.environ["LOCAL_RANK"])
-    if torch.cuda.is_available():
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl")
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group(backend="gloo")
-    return device
+    # gloo on the CPU, GPUs or not: this program teaches a missing collective, and NCCL would
+    # show it elsewhere (its all-reduce does not block Python; see the page)
+    dist.init_process_group(backend="gloo")
+    return torch.device("cpu")
 
 
 def make_shard(rank: int) -> TensorDataset:
@@ -51,7 +46,7 @@ def main() -> None:
     loader = DataLoader(make_shard(rank), batch_size=BATCH_SIZE)
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1)).to(device)
-    ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    ddp_model = DDP(model)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=LR)
     loss_fn = nn.MSELoss()
 

@@ -29,15 +29,22 @@ BATCH_SIZE = 4  # per GPU: small, the case SyncBatchNorm is for
 LR = 0.05
 
 
-def setup() -> torch.device:
-    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
-    gpus = torch.cuda.device_count()
+def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
+    """SyncBatchNorm trains only on CUDA: NCCL with a GPU of its own for every process,
+    else gloo over GPUs the processes share (SyncBatchNorm supports both)."""
     if gpus == 0:
         raise SystemExit("syncbn_train.py needs a CUDA GPU: SyncBatchNorm does not train on a CPU")
-    device = torch.device("cuda", local_rank % gpus)  # processes share GPUs when there are fewer
+    if gpus >= local_world_size:
+        return torch.device("cuda", local_rank), "nccl"
+    return torch.device("cuda", local_rank % gpus), "gloo"
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    local_world_size = int(os.environ["LOCAL_WORLD_SIZE"])  # processes on this node
+    device, backend = choose_device(local_rank, local_world_size, torch.cuda.device_count())
     torch.cuda.set_device(device)
-    # NCCL needs a GPU of its own for every process; gloo also works on shared ones
-    dist.init_process_group(backend="nccl" if gpus >= int(os.environ["LOCAL_WORLD_SIZE"]) else "gloo")
+    dist.init_process_group(backend, device_id=device if backend == "nccl" else None)
     return device
 
 

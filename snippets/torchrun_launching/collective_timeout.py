@@ -24,14 +24,8 @@ from torch.distributed.elastic.multiprocessing.errors import record
 # --8<-- [start:main]
 @record  # an uncaught exception goes to torchrun's failure summary, traceback included
 def main() -> None:
-    local_rank = int(os.environ["LOCAL_RANK"])
-    if torch.cuda.is_available():
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl", timeout=timedelta(seconds=10))
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group(backend="gloo", timeout=timedelta(seconds=10))
+    device = torch.device("cpu")  # gloo on the CPU, GPUs or not, as in stuck.py
+    dist.init_process_group(backend="gloo", timeout=timedelta(seconds=10))
     # --8<-- [end:main]
     rank = dist.get_rank()
 

@@ -12,21 +12,37 @@ time-limit: 120 s
 outcome: fails
 """
 import os
+import sys
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
 
-def main() -> None:
-    local_rank = int(os.environ["LOCAL_RANK"])
-    if torch.cuda.is_available():
-        device = torch.device("cuda", local_rank)
+def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
+    """NCCL needs a GPU of its own for every process on the node; otherwise the CPU and gloo."""
+    if gpus >= local_world_size:
+        return torch.device("cuda", local_rank), "nccl"
+    return torch.device("cpu"), "gloo"
+
+
+def setup() -> torch.device:
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    local_world_size = int(os.environ["LOCAL_WORLD_SIZE"])  # processes on this node
+    gpus = torch.cuda.device_count()
+    device, backend = choose_device(local_rank, local_world_size, gpus)
+    if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl")
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
     else:
-        device = torch.device("cpu")
-        dist.init_process_group(backend="gloo")
+        if gpus and local_rank == 0:  # GPUs, but fewer than processes
+            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+        dist.init_process_group(backend)
+    return device
+
+
+def main() -> None:
+    device = setup()
     rank, world_size = dist.get_rank(), dist.get_world_size()
 
     torch.manual_seed(0)

@@ -14,6 +14,7 @@ time-limit: 120 s
 import gc
 import itertools
 import os
+import sys
 from pathlib import Path
 
 import torch
@@ -29,15 +30,25 @@ SAVE_EVERY = 10  # optimizer steps between checkpoints
 CHECKPOINT = Path("checkpoint.pt")  # on multi-node jobs: a path every node can read
 
 
+def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
+    """NCCL needs a GPU of its own for every process on the node; otherwise the CPU and gloo."""
+    if gpus >= local_world_size:
+        return torch.device("cuda", local_rank), "nccl"
+    return torch.device("cpu"), "gloo"
+
+
 def setup() -> torch.device:
-    local_rank = int(os.environ["LOCAL_RANK"])
-    if torch.cuda.is_available():
-        device = torch.device("cuda", local_rank)
+    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
+    local_world_size = int(os.environ["LOCAL_WORLD_SIZE"])  # processes on this node
+    gpus = torch.cuda.device_count()
+    device, backend = choose_device(local_rank, local_world_size, gpus)
+    if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl")
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
     else:
-        device = torch.device("cpu")
-        dist.init_process_group(backend="gloo")
+        if gpus and local_rank == 0:  # GPUs, but fewer than processes
+            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+        dist.init_process_group(backend)
     return device
 
 

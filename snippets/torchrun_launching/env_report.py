@@ -30,16 +30,23 @@ TORCHRUN_VARIABLES = (
 )
 
 
+def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
+    """NCCL needs a GPU of its own for every process on the node; otherwise the CPU and gloo."""
+    if gpus >= local_world_size:
+        return torch.device("cuda", local_rank), "nccl"
+    return torch.device("cpu"), "gloo"
+
+
 def main() -> None:
     # --8<-- [start:report]
     given = {name: os.environ[name] for name in TORCHRUN_VARIABLES}
     line = f"pid {os.getpid()}: " + " ".join(f"{name}={value}" for name, value in given.items())
     sys.stdout.write(line + "\n")  # one write per line, so that lines of workers sharing a terminal never merge
 
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl":
-        torch.cuda.set_device(int(given["LOCAL_RANK"]))
-    dist.init_process_group(backend=backend)  # reads RANK, WORLD_SIZE, MASTER_ADDR/PORT
+    device, backend = choose_device(int(given["LOCAL_RANK"]), int(given["LOCAL_WORLD_SIZE"]), torch.cuda.device_count())
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)  # reads RANK, WORLD_SIZE, …
     rank, world_size = dist.get_rank(), dist.get_world_size()
     sys.stdout.write(f"process group: rank {rank} of {world_size}, backend {dist.get_backend()}\n")
     # --8<-- [end:report]

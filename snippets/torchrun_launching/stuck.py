@@ -30,14 +30,9 @@ def main() -> None:
     # --8<-- [start:faulthandler]
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1 PID prints this process's stack
     # --8<-- [end:faulthandler]
-    local_rank = int(os.environ["LOCAL_RANK"])
-    if torch.cuda.is_available():
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend="nccl")
-    else:
-        device = torch.device("cpu")
-        dist.init_process_group(backend="gloo")
+    # gloo on the CPU, GPUs or not: on NCCL this mistake does not hang here (see the page)
+    device = torch.device("cpu")
+    dist.init_process_group(backend="gloo")
     rank = dist.get_rank()
 
     torch.manual_seed(rank)  # each rank its own data

@@ -1,7 +1,7 @@
 """snippets/ddp_basics/uneven_inputs_no_join.py, the page's "break it" exercise.
 
-It is uneven_inputs.py with the ``with Join(...)`` line deleted, and the page says what
-happens: the job hangs. Rank 0 finishes its batches and waits in ``all_gather_object``;
+It is uneven_inputs.py with the ``with Join(...)`` line deleted and pinned to gloo on the
+CPU, and the page says what happens: the job hangs. Rank 0 finishes its batches and waits in ``all_gather_object``;
 rank 1 waits inside the backward pass of its extra batch, for an all-reduce rank 0
 never joins. The runner stops the job at its time limit and every rank's Python stack
 is dumped into its log; these tests read where each rank was stuck.
@@ -33,16 +33,21 @@ def _rank_stderr(job: JobResult, local_rank: int) -> str:
 
 
 def _code(path) -> list[str]:
-    """The program's lines after its docstring, without indentation."""
-    return [line.strip() for line in path.read_text(encoding="utf-8").split('"""', 2)[2].splitlines()]
+    """The program's lines after its setup function (the break-it program is pinned to
+    gloo on the CPU there), without indentation."""
+    text = path.read_text(encoding="utf-8")
+    return [line.strip() for line in text[text.index("\ndef make_shard"):].splitlines()]
 
 
 def test_it_is_the_fixed_program_without_the_join_line():
     join = ["from torch.distributed.algorithms.join import Join",
             "with Join([ddp_model]):  # a rank that runs out of batches shadows the others' all-reduces"]
     fixed = _code(FIXED)
-    assert all(line in fixed for line in join)
-    assert [line for line in fixed if line not in join] == _code(PROGRAM)
+    assert all(line not in fixed for line in join[:1]), "the import is above make_shard"
+    assert join[1] in fixed
+    wrap = "ddp_model = DDP(model, device_ids=[device.index] if device.type == \"cuda\" else None)"
+    assert [line if line != wrap else "ddp_model = DDP(model)" for line in fixed if line not in join] == _code(PROGRAM)
+    assert "Join" not in PROGRAM.read_text(encoding="utf-8").split('"""', 2)[2]
 
 
 def test_the_job_hangs_until_stopped(job):
