@@ -29,6 +29,6 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_serve(server, config, builder):
-    """Badges follow snippets/verification.json and the programs: rebuild when they change."""
+    """Badges follow snippets/verification/ and the programs: rebuild when they change."""
     server.watch(str(Path(config.config_file_path).parent / "snippets"))
     return server

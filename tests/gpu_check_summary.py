@@ -1,11 +1,11 @@
 """The summary of ``tests/gpu-check.sh``: what the GPU machine was, and for every program
 what ran on it, what passed, and which records it wrote.
 
-    python tests/gpu_check_summary.py OUT      (Markdown on stdout)
+    python tests/gpu_check_summary.py OUT WORK      (Markdown on stdout)
 
-Reads what the script left in OUT: ``device.json``, the JUnit XML of each pytest run
-(``needs-cuda.xml``, ``cuda-paths.xml``) and the records before and after
-(``verification.before.json``, ``verification.json``).
+Reads what the script left: ``OUT/device.json``, and in WORK the JUnit XML of each pytest
+run (``needs-cuda.xml``, ``cuda-paths.xml``, ``page-commands.xml``) and this platform's
+records before and after (``records.before.json``, ``records.json``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from collections import defaultdict
 from pathlib import Path
 
 RUNS = {"needs-cuda": "programs that need CUDA, their page's command, every test",
-        "cuda-paths": "every other program's CUDA path, one process per GPU, bare runs only"}
+        "cuda-paths": "every other program's CUDA path, one process per GPU, bare runs only",
+        "page-commands": "every other program's page command as printed (the device rule's choice), bare runs only"}
 
 
 def program_of(classname: str) -> str | None:
@@ -55,17 +56,20 @@ def describe(record: dict) -> str:
             f"checks: {record.get('checks', 'claims')} · torch {record['torch']}")
 
 
-def summarize(out: Path) -> str:
-    """The Markdown summary of one gpu-check run folder."""
+def summarize(out: Path, work: Path | None = None) -> str:
+    """The Markdown summary of one gpu-check run: ``out`` holds ``device.json``; ``work``
+    (default ``out``) the JUnit XML and the records before and after."""
+    work = work or out
     device = json.loads((out / "device.json").read_text())
-    before = json.loads((out / "verification.before.json").read_text()) if (out / "verification.before.json").is_file() else {}
-    after = json.loads((out / "verification.json").read_text()) if (out / "verification.json").is_file() else {}
+    before = json.loads((work / "records.before.json").read_text()) if (work / "records.before.json").is_file() else {}
+    after = json.loads((work / "records.json").read_text()) if (work / "records.json").is_file() else {}
     lines = ["# GPU check", "",
              f"- device: {', '.join(device.get('names', [])) or 'none'} ({device.get('gpus', 0)} CUDA GPUs)",
+             f"- platform (records file): `snippets/verification/{device.get('platform')}.json`",
              f"- torch {device.get('torch')} (CUDA {device.get('cuda')}), NCCL available: {device.get('nccl')}",
              f"- python: {device.get('python')}", ""]
     for name, what in RUNS.items():
-        xml = out / f"{name}.xml"
+        xml = work / f"{name}.xml"
         lines += [f"## {name}: {what}", ""]
         if not xml.is_file():
             lines += ["did not run (no JUnit XML)", ""]
@@ -81,4 +85,4 @@ def summarize(out: Path) -> str:
 
 
 if __name__ == "__main__":
-    print(summarize(Path(sys.argv[1])))
+    print(summarize(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) > 2 else None))

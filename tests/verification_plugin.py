@@ -3,7 +3,7 @@
 A test module marks the program it verifies with ``pytest.mark.verifies("lesson/x.py")``.
 
 * Before the run, a program whose current content already has a passing record for
-  this machine's environment class is skipped as already verified, unless
+  this platform and environment class is skipped as already verified, unless
   ``--reverify`` (or ``COURSE_REVERIFY=1``) is given; under CI (``CI=true``) every
   program runs. A program that needs more CUDA GPUs than the machine has is skipped
   with ``Requires: [CUDA GPUs>=N + nccl]``.
@@ -11,9 +11,10 @@ A test module marks the program it verifies with ``pytest.mark.verifies("lesson/
   ``--bare-runs`` times (``COURSE_BARE_RUNS``, default 3): the page's launch line as a
   reader runs it, without the harness.
 * After the run (in the xdist controller, or the only process), every program whose
-  tests all passed, bare runs included, gets its record in ``snippets/verification.json``
-  for this environment class, with the number of bare runs and the verified output;
-  other classes' records are kept. One failed bare run means no record. The backend,
+  tests all passed, bare runs included, gets its record for this environment class in
+  this platform's file, ``snippets/verification/<platform>.json``
+  (:func:`machine_platform`), with the number of bare runs and the verified output;
+  other classes' records and other platforms' files are kept. One failed bare run means no record. The backend,
   device and GPU count in a record are what the verified run's ranks reported
   (``conftest.ran_on``), not what was expected; ``launcher`` says whether Slurm ran it
   (``tests/slurm_plugin.py``), and ``checks`` whether the lesson's claims were tested
@@ -34,7 +35,8 @@ import pytest
 
 import torchjob
 from coursekit.runspec import LaunchLine, RunSpec, launch_shape, read_spec
-from coursekit.verification import Record, content_hash, environment_class, load_records, save_records, status
+from coursekit.verification import (Record, content_hash, environment_class, load_records, platform_name, record_key,
+                                    save_records, status)
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
@@ -52,7 +54,7 @@ def pytest_addoption(parser):
     group.addoption("--cuda-only", action="store_true", default=False,
                     help="run only the programs whose job runs on CUDA on this machine (or Slurm partition)")
     group.addoption("--no-record", action="store_true", default=False,
-                    help="leave snippets/verification.json as it is (the bench's repeated runs)")
+                    help="leave snippets/verification/ as it is (the bench's repeated runs)")
     group.addoption("--bare-runs", type=int, default=None, metavar="K",
                     help=f"run each program's launch line bare (no harness) K times (also COURSE_BARE_RUNS; default {DEFAULT_BARE_RUNS})")
 
@@ -96,6 +98,17 @@ def _torch_env() -> tuple[str, int, bool]:
     return torch.__version__.split("+")[0], count, bool(count) and dist.is_nccl_available()
 
 
+@functools.lru_cache(maxsize=None)
+def machine_platform() -> str:
+    """This machine's platform, the name of the records file its sessions write
+    (:func:`coursekit.verification.platform_name`): torch's version, the processor and
+    every GPU torch sees (``CUDA_VISIBLE_DEVICES`` as the session was started)."""
+    import torch
+
+    names = [torch.cuda.get_device_name(i) for i in range(_torch_env()[1])]
+    return platform_name(torch.__version__, platform.machine(), names)
+
+
 def on_slurm(batch: bool = False) -> bool:
     """The job runs under Slurm: the program submits a batch script (``batch``), or the
     session wraps every launch (``--slurm-partition``/``--slurm-local``)."""
@@ -117,8 +130,8 @@ def environment(processes: int, nnodes: int = 1, needs_cuda: bool = False, batch
     """The environment class a job of ``processes`` processes on ``nnodes`` nodes is
     expected to run in (here, or under Slurm; see :func:`gpus_available`).
 
-    CUDA and NCCL when there is one GPU per process, else CPU and gloo (the runner then
-    hides the GPUs, so a program's own device check agrees). A program that needs CUDA
+    CUDA and NCCL when there is one GPU per process, else CPU and gloo (what every
+    program's own ``choose_device`` picks; see :func:`hardware_env`). A program that needs CUDA
     runs on CUDA with any GPU at all, over gloo when its processes share GPUs (NCCL
     needs a GPU per process). The record takes what the ranks really used
     (``conftest.ran_on``) over this expectation.
@@ -239,10 +252,10 @@ def pytest_collection_modifyitems(config, items):
         if _reverify(config):
             continue
         env_class = environment_class(env["device"], env["backend"])
-        current = status(program, SNIPPETS, records).current.get(env_class)
+        current = status(program, SNIPPETS, records).current.get(record_key(machine_platform(), env_class))
         if current is not None and current.nproc_per_node == nproc:
             item.add_marker(pytest.mark.skip(
-                reason=f"already verified: {program} sha256 {current.sha256[:12]} on {env_class}, "
+                reason=f"already verified: {program} sha256 {current.sha256[:12]} on {machine_platform()} {env_class}, "
                        f"{current.bare_runs} bare runs (--reverify runs it again)"))
     if deselected:
         config.hook.pytest_deselected(items=deselected)
@@ -292,6 +305,7 @@ def pytest_sessionfinish(session, exitstatus):
         record = Record(sha256=digest, files=files, nproc_per_node=nproc, nnodes=nnodes, test=outcome["module"],
                         bare_runs=outcome["bare"], output=outcome["output"] or {},
                         launcher="slurm" if on_slurm(spec.lines[0].submits is not None) else "local",
-                        checks="claims" if outcome["passed"] > outcome["bare"] else "bare", **env)
-        records.setdefault(program, {})[record.environment] = record
-    save_records(SNIPPETS, records)  # writes only if something changed
+                        checks="claims" if outcome["passed"] > outcome["bare"] else "bare",
+                        platform=machine_platform(), **env)
+        records.setdefault(program, {})[record.key] = record
+    save_records(SNIPPETS, records, machine_platform())  # this platform's file, only if something changed

@@ -55,6 +55,22 @@ def _run(record: Record, ui: Interface) -> list[str]:
     return parts + [f"torchrun {ui.text(PROCESSES, count=record.nproc_per_node * record.nnodes)}", _describe(record, ui)]
 
 
+def _version(record: Record) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+]", record.torch))
+
+
+def _best(records: list[Record]) -> Record | None:
+    """The record a badge leads with: NCCL over gloo, then the newest torch, then by platform."""
+    ranked = sorted(records, key=lambda rec: (rec.backend != "nccl", tuple(-v for v in _version(rec)), rec.platform))
+    return ranked[0] if ranked else None
+
+
+def _machine(record: Record) -> str:
+    """The machine part of a record's platform (:func:`coursekit.verification.platform_name`):
+    ``cuda-1xnvidia-h100-80gb-hbm3-x86_64`` without its torch version."""
+    return record.platform.rsplit("-torch", 1)[0]
+
+
 def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None, Record | None]:
     """(badge Markdown, problem or None, the record the badge describes or None) for one program."""
     snippets = project.root / "snippets"
@@ -70,8 +86,8 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
     else:
         st = status(program, snippets, records)
         full = verified_records(st)
-        cuda = full.get("cuda-nccl") or full.get("cuda-gloo")
-        cpu = full.get("cpu-gloo")
+        cuda = _best([rec for rec in full.values() if rec.device == "cuda"])
+        cpu = _best([rec for rec in full.values() if rec.device == "cpu"])
         if spec.cuda_gpus > 0 and cuda is None:
             text = f"⧗ {ui.text(AWAITING_GPU, count=spec.cuda_gpus)}"
             css, problem = "course-badge--awaiting", None
@@ -86,10 +102,12 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
             parts = [ui.text(_OUTCOME[spec.outcome]), *_run(main, ui), f"torch {main.torch}"]
             if main.device == "cuda" and main.backend != "nccl":  # processes shared GPUs over gloo
                 parts.append(ui.text(NCCL_AWAITING, count=main.nproc_per_node * main.nnodes))
-            for env, other in sorted(st.current.items()):
+            for _, other in sorted(st.current.items()):
                 if other is main:
                     continue
                 run = ", ".join(_run(other, ui)) + ("" if other.torch == main.torch else f", torch {other.torch}")
+                if _machine(other) != _machine(main):
+                    run += f", {_machine(other)}"
                 parts.append(ui.text(ALSO_VERIFIED if other.checks == "claims" else ALSO_BARE, run=run))
             text, css, problem = "✓ " + " · ".join(parts), "course-badge--verified", None
     badge = f'[{_escape(text)}]({link} "{_escape(title)}"){{ .course-badge .{css} }}'

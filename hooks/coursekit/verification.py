@@ -1,8 +1,12 @@
 """Verification records: which snippet programs passed their torchrun test, on what.
 
-One committed file, ``snippets/verification.json``, maps each program (path relative
-to ``snippets/``) to one record per environment class (``cpu-gloo``, ``cuda-nccl``), so
-a CPU run never erases a GPU record. A record is bound to content: the SHA-256 of the
+Records live in ``snippets/verification/``, one committed file per platform (a kind of
+machine with one torch version: ``cpu-x86_64-torch2.13.0.json``,
+``cuda-1xnvidia-h100-80gb-hbm3-x86_64-torch2.11.0.json``; :func:`platform_name`). A test
+session writes only its own platform's file, so records from different machines merge
+without conflicts: a reader who runs the checks on their GPUs adds one file by pull
+request. Each file maps each program (path relative to ``snippets/``) to one record per
+environment class (``cpu-gloo``, ``cuda-nccl``, ``cuda-gloo``). A record is bound to content: the SHA-256 of the
 program and of every local module it imports. It holds no timestamps, so it changes
 only when something real changed. The build gate (``hooks/verification_gate.py``)
 reads it without needing torch; the pytest plugin (``tests/verification_plugin.py``)
@@ -15,6 +19,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -22,7 +27,8 @@ from .filecache import StatCache
 from .runspec import launch_files
 
 __all__ = [
-    "RECORDS_FILE",
+    "RECORDS_DIR",
+    "platform_name",
     "Record",
     "content_hash",
     "environment_class",
@@ -36,7 +42,7 @@ __all__ = [
     "verified_records",
 ]
 
-RECORDS_FILE = "verification.json"  # under snippets/
+RECORDS_DIR = "verification"  # under snippets/: one <platform>.json per platform
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,8 @@ class Record:
         launcher: what started the job: ``"local"`` (the launch line typed on this
             machine, one terminal per node) or ``"slurm"`` (submitted to a Slurm
             cluster, one job). Records from before it existed read as ``"local"``.
+        platform: the platform file the record was read from (:func:`platform_name`);
+            not written into the file, whose name says it.
         checks: what the passing tests covered: ``"claims"`` (every test of the
             program's module: the lesson's claims and the bare runs) or ``"bare"`` (only
             the bare runs and the harness run they reproduce, e.g. a program's CUDA path
@@ -89,11 +97,46 @@ class Record:
     output: dict[str, list[str]] = field(default_factory=dict)
     launcher: str = "local"
     checks: str = "claims"
+    platform: str = ""
 
     @property
     def environment(self) -> str:
         """The environment class this record belongs to: ``"cpu-gloo"`` or ``"cuda-nccl"``."""
         return environment_class(self.device, self.backend)
+
+    @property
+    def key(self) -> str:
+        """Where the record is filed among all platforms' records: ``"<platform>/<environment>"``."""
+        return record_key(self.platform, self.environment)
+
+
+def record_key(platform: str, environment: str) -> str:
+    """The key of a platform's record of one environment class (:attr:`Record.key`)."""
+    return f"{platform}/{environment}"
+
+
+def platform_name(torch_version: str, machine: str, gpu_names: list[str] | tuple[str, ...] = ()) -> str:
+    """The platform a session's records are filed under: the file name (without ``.json``).
+
+    Args:
+        torch_version: ``torch.__version__`` (a local tag such as ``+cu130`` is dropped).
+        machine: the processor architecture, ``platform.machine()`` (``"x86_64"``).
+        gpu_names: ``torch.cuda.get_device_name(i)`` of each visible GPU; empty for a
+            machine without CUDA.
+
+    Returns:
+        ``"cpu-x86_64-torch2.13.0"``, or for GPUs their count and kind,
+        ``"cuda-1xnvidia-h100-80gb-hbm3-x86_64-torch2.11.0"`` (several kinds are joined
+        with ``+``); lower case: letters, digits, ``.``, ``_``, ``-`` and ``+`` only.
+    """
+    def slug(text: str) -> str:
+        return re.sub(r"[^a-z0-9._]+", "-", text.lower()).strip("-")
+
+    kinds: dict[str, int] = {}
+    for name in gpu_names:
+        kinds[slug(name)] = kinds.get(slug(name), 0) + 1
+    device = "cuda-" + "+".join(f"{n}x{kind}" for kind, n in kinds.items()) if kinds else "cpu"
+    return f"{device}-{slug(machine)}-torch{slug(torch_version.split('+')[0])}"
 
 
 def environment_class(device: str, backend: str) -> str:
@@ -165,23 +208,27 @@ def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]
 
 
 def load_records(snippets_dir: Path) -> dict[str, dict[str, Record]]:
-    """All records: ``{program: {environment: Record}}`` (empty when there is no file).
+    """All platforms' records: ``{program: {Record.key: Record}}`` (empty when there are none).
 
-    Cached by the file's modification time and size: the build gate asks on every page of
-    every language. Callers that change the result must copy it first.
+    Cached by each file's modification time and size: the build gate asks on every page
+    of every language. Callers that change the result must copy it first.
 
     Raises:
-        ValueError: the file is not valid JSON or a record lacks a field; the message
+        ValueError: a file is not valid JSON or a record lacks a field; the message
             names the file.
     """
-    path = snippets_dir / RECORDS_FILE
-    return _records(path) if path.is_file() else {}
+    merged: dict[str, dict[str, Record]] = {}
+    folder = snippets_dir / RECORDS_DIR
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        for program, envs in _records(path).items():
+            merged.setdefault(program, {}).update({rec.key: rec for rec in envs.values()})
+    return merged
 
 
 def _read_records(path: Path) -> dict[str, dict[str, Record]]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return {prog: {env: Record(**rec) for env, rec in envs.items()} for prog, envs in raw.items()}
+        return {prog: {env: Record(**{**rec, "platform": path.stem}) for env, rec in envs.items()} for prog, envs in raw.items()}
     except (json.JSONDecodeError, TypeError) as exc:
         raise ValueError(f"{path}: unreadable verification records ({exc}); restore it with git and re-run pytest") from None
 
@@ -196,20 +243,27 @@ _OMITTED_DEFAULTS = {"launcher": "local", "checks": "claims"}
 
 def _as_json(record: Record) -> dict:
     data = asdict(record)
+    del data["platform"]  # the file's name
     return {k: v for k, v in data.items() if not (k in _OMITTED_DEFAULTS and v == _OMITTED_DEFAULTS[k])}
 
 
-def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]]) -> bool:
-    """Write the records, sorted and indented for readable diffs, if they changed.
+def save_records(snippets_dir: Path, records: dict[str, dict[str, Record]], platform: str) -> bool:
+    """Write one platform's records (those with ``record.platform == platform``) to
+    ``snippets/verification/<platform>.json``, sorted and indented for readable diffs,
+    if they changed; other platforms' files are never touched.
 
     Returns:
         True when the file was written.
     """
-    path = snippets_dir / RECORDS_FILE
-    data = {prog: {env: _as_json(rec) for env, rec in sorted(envs.items())} for prog, envs in sorted(records.items())}
-    text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    path = snippets_dir / RECORDS_DIR / f"{platform}.json"
+    mine: dict[str, dict[str, dict]] = {}
+    for program, envs in sorted(records.items()):
+        for rec in sorted((r for r in envs.values() if r.platform == platform), key=lambda r: r.environment):
+            mine.setdefault(program, {})[rec.environment] = _as_json(rec)
+    text = json.dumps(mine, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return True
 
@@ -230,7 +284,7 @@ class Status:
 
     Attributes:
         current: records whose hash matches the program as it is now and whose bare
-            runs passed, by environment.
+            runs passed, by :attr:`Record.key` (platform and environment).
         stale: True when records exist but none of them is current.
         digest: the program's :func:`content_hash` now.
     """

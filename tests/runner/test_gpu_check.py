@@ -25,7 +25,7 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
 
 @no_gpu
 def test_without_a_gpu_it_says_why_and_changes_nothing(tmp_path):
-    records = (ROOT / "snippets" / "verification.json").read_bytes()
+    records = {p.name: p.read_bytes() for p in (ROOT / "snippets" / "verification").iterdir()}
     env = {"PATH": os.environ["PATH"], "PYTHON": sys.executable}
     proc = subprocess.run(["bash", str(SCRIPT), str(tmp_path / "out")], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=120)
@@ -33,7 +33,8 @@ def test_without_a_gpu_it_says_why_and_changes_nothing(tmp_path):
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "nothing ran" in summary and "Requires: [CUDA GPU + torch with CUDA]" in summary
     assert json.loads((tmp_path / "out" / "device.json").read_text())["gpus"] == 0
-    assert (ROOT / "snippets" / "verification.json").read_bytes() == records
+    assert {p.name: p.read_bytes() for p in (ROOT / "snippets" / "verification").iterdir()} == records
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["device.json", "summary.md"]
 
 
 @no_gpu
@@ -49,7 +50,7 @@ def test_its_first_run_selects_the_programs_that_need_cuda_and_says_what_they_ne
 
 @no_gpu
 def test_its_second_run_keeps_only_jobs_that_run_on_cuda_here():
-    proc = _pytest("tests/snippets", "--cuda-only", "--nproc-per-node", "1", "-k", "bare_run and not syncbn_train",
+    proc = _pytest("tests/snippets", "--cuda-only", "--nproc-per-node", "1", "-k", "bare_run and not test_syncbn_train",
                    "--collect-only", "-q")
     assert proc.returncode == 5, proc.stdout[-3000:]  # no CUDA here: every program would run on the CPU
     assert "deselected" in proc.stdout
@@ -58,14 +59,15 @@ def test_its_second_run_keeps_only_jobs_that_run_on_cuda_here():
 def test_the_summary_lists_what_ran_and_the_records_it_wrote(tmp_path):
     assert program_of("tests.snippets.test_ddp_basics.test_train") == "ddp_basics/train.py"
     (tmp_path / "device.json").write_text(json.dumps({"torch": "2.13.0", "cuda": "12.8", "gpus": 1,
-                                                      "names": ["NVIDIA H200"], "nccl": True, "python": "python3"}))
-    before = json.loads((ROOT / "snippets" / "verification.json").read_text())
+                                                      "names": ["NVIDIA H200"], "nccl": True, "python": "python3",
+                                                      "platform": "cuda-1xnvidia-h200-x86_64-torch2.13.0"}))
+    before = json.loads((ROOT / "snippets" / "verification" / "cpu-x86_64-torch2.13.0.json").read_text())
     after = json.loads(json.dumps(before))
     rec = dict(after["ddp_basics/train.py"]["cpu-gloo"], device="cuda", backend="nccl", device_count=1,
                nproc_per_node=1, checks="bare")
     after["ddp_basics/train.py"]["cuda-nccl"] = rec
-    (tmp_path / "verification.before.json").write_text(json.dumps(before))
-    (tmp_path / "verification.json").write_text(json.dumps(after))
+    (tmp_path / "records.before.json").write_text(json.dumps(before))
+    (tmp_path / "records.json").write_text(json.dumps(after))
     (tmp_path / "cuda-paths.xml").write_text(
         '<testsuites><testsuite name="pytest">'
         '<testcase classname="tests.snippets.test_ddp_basics.test_train" name="test_bare_run[bare-1]"/>'
@@ -74,6 +76,7 @@ def test_the_summary_lists_what_ran_and_the_records_it_wrote(tmp_path):
         '</testsuite></testsuites>')
     text = summarize(tmp_path)
     assert "NVIDIA H200 (1 CUDA GPUs)" in text
+    assert "`snippets/verification/cuda-1xnvidia-h200-x86_64-torch2.13.0.json`" in text
     assert "## needs-cuda" in text and "did not run" in text
     ddp = next(l for l in text.splitlines() if l.startswith("| ddp_basics/train.py"))
     assert "| 1 | 0 | 0 |" in ddp and "cuda-nccl: cuda · nccl · 1 GPU · 1 process(es) × 1 node(s)" in ddp and "checks: bare" in ddp

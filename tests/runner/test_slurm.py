@@ -102,7 +102,9 @@ def test_the_suite_runs_as_slurm_jobs_and_its_records_say_so(needs_slurm, tmp_pa
     line is submitted as a Slurm job, the same tests pass, and the record says Slurm."""
     (tmp_path / "project").mkdir()
     project = copy_project(tmp_path / "project", ("mkdocs.yml", "pyproject.toml", "snippets", "tests", "hooks"))
-    records = project / "snippets" / "verification.json"
+    from verification_plugin import machine_platform
+
+    records = project / "snippets" / "verification" / f"{machine_platform()}.json"
     data = json.loads(records.read_text())
     del data["ddp_basics/train.py"]
     records.write_text(json.dumps(data))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -13,12 +13,14 @@ from coursekit.gate import add_badges
 from coursekit.interface import Interface
 from coursekit.project import Project
 from coursekit.runspec import RunSpecError, batch_script, launch_shape, owner_of, parse_line, read_spec
-from coursekit.verification import Record, content_hash, status
+from coursekit.verification import Record, content_hash, load_records, platform_name, save_records, status
 from torchjob import bare_folder
 from verification_plugin import device_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSON = ROOT / "snippets" / "torchrun_launching"
+CPU = "cpu-x86_64-torch2.13.0"
+H100 = "cuda-1xnvidia-h100-80gb-hbm3-x86_64-torch2.11.0"
 
 
 @pytest.fixture
@@ -67,8 +69,13 @@ def _record(program: Path, snippets: Path, **fields) -> dict:
     return asdict(Record(**{**base, **fields}))
 
 
-def _badges(snippets: Path, records: dict, page: str) -> tuple[list[str], list[str]]:
-    (snippets / "verification.json").write_text(json.dumps(records))
+def _badges(snippets: Path, records: dict, page: str, others: dict[str, dict] | None = None) -> tuple[list[str], list[str]]:
+    """Badges of ``page`` with ``records`` as this CPU platform's file and ``others``
+    as other platforms' files (``{platform: records}``)."""
+    shutil.rmtree(snippets / "verification")
+    (snippets / "verification").mkdir()
+    for platform, recs in {CPU: records, **(others or {})}.items():
+        (snippets / "verification" / f"{platform}.json").write_text(json.dumps(recs))
     result = add_badges(page, "torchrun-launching.md", Project.load(snippets.parent / "mkdocs.yml"), Interface())
     return [l for l in result.markdown.splitlines() if "course-badge" in l], result.problems
 
@@ -105,6 +112,42 @@ def test_a_gpu_shared_over_gloo_and_bare_only_runs_say_exactly_that(snippets):
     # a bare-only record never verifies a program by itself
     records = {"ddp_basics/train.py": {"cuda-nccl": bare}}
     assert not status("ddp_basics/train.py", snippets, {p: {e: Record(**r) for e, r in envs.items()} for p, envs in records.items()}).verified
+
+
+def test_records_of_every_platform_merge_and_the_badge_names_each_machine(snippets):
+    """One file per platform: a GPU machine's records (another torch) sit beside the CPU
+    ones, the badge lists both with their torch versions, and saving one platform's
+    records never rewrites another's file."""
+    ddp = snippets / "ddp_basics" / "train.py"
+    cpu = _record(ddp, snippets)
+    fallback = _record(ddp, snippets, torch="2.11.0", python="3.12", checks="bare", bare_runs=1)
+    nccl = _record(ddp, snippets, device="cuda", backend="nccl", device_count=1, nproc_per_node=1, checks="bare",
+                   torch="2.11.0", python="3.12", bare_runs=1)
+    page = '``` py\n--8<-- "ddp_basics/train.py:train"\n```\n'
+    badges, problems = _badges(snippets, {"ddp_basics/train.py": {"cpu-gloo": cpu}}, page,
+                               {H100: {"ddp_basics/train.py": {"cpu-gloo": fallback, "cuda-nccl": nccl}}})
+    assert problems == []
+    badge = badges[0].replace("\\_", "_")  # Markdown-escaped in the badge
+    assert "gloo on CPU · torch 2.13.0" in badge
+    assert ("its bare runs also passed with torchrun 1 process, NCCL on 1 CUDA GPU, torch 2.11.0, "
+            "cuda-1xnvidia-h100-80gb-hbm3-x86_64") in badge
+    assert ("its bare runs also passed with torchrun 2 processes, gloo on CPU, torch 2.11.0, "
+            "cuda-1xnvidia-h100-80gb-hbm3-x86_64") in badge
+    records = load_records(snippets)
+    assert sorted(records["ddp_basics/train.py"]) == [f"{CPU}/cpu-gloo", f"{H100}/cpu-gloo", f"{H100}/cuda-nccl"]
+    h100_file = (snippets / "verification" / f"{H100}.json").read_bytes()
+    changed = {p: dict(envs) for p, envs in records.items()}
+    changed["ddp_basics/train.py"][f"{CPU}/cpu-gloo"] = replace(records["ddp_basics/train.py"][f"{CPU}/cpu-gloo"], bare_runs=5)
+    assert save_records(snippets, changed, CPU)
+    assert (snippets / "verification" / f"{H100}.json").read_bytes() == h100_file
+    assert json.loads((snippets / "verification" / f"{CPU}.json").read_text())["ddp_basics/train.py"]["cpu-gloo"]["bare_runs"] == 5
+    assert "platform" not in (snippets / "verification" / f"{CPU}.json").read_text()
+
+
+def test_a_platform_is_named_by_its_devices_processor_and_torch():
+    assert platform_name("2.13.0", "x86_64") == CPU
+    assert platform_name("2.11.0+cu130", "x86_64", ["NVIDIA H100 80GB HBM3"]) == H100
+    assert platform_name("2.13.0", "aarch64", ["NVIDIA GH200 480GB"] * 4) == "cuda-4xnvidia-gh200-480gb-aarch64-torch2.13.0"
 
 
 @pytest.mark.parametrize(("processes", "gpus", "nccl", "needs_cuda", "plan"), [
