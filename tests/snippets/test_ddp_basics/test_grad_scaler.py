@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 
-from conftest import bare_run_test, import_program
+from conftest import bare_run_test, ran_on, import_program
 from torchjob import JobResult
 from .lesson import FOLDER, extra, grads_of, load, run
 
@@ -52,8 +52,10 @@ def test_it_starts_at_2_to_the_16_and_halves_after_each_skipped_step(job):
     assert any(what == "applied" for _, what in printed)
     for (scale, what), (next_scale, _) in zip(printed, printed[1:]):
         assert next_scale == (scale // 2 if what == "skipped" else scale)
-    # what the page says of this program: two skipped steps, then 2**14
-    assert printed == [(2 ** 16, "skipped"), (2 ** 15, "skipped"), (2 ** 14, "applied"), (2 ** 14, "applied")]
+    # what the page says of this program on the CPU: two skipped steps, then 2**14 (float16
+    # kernels on a GPU round differently; there the page promises only the rule above)
+    if ran_on(job)["device"] == "cpu":
+        assert printed == [(2 ** 16, "skipped"), (2 ** 15, "skipped"), (2 ** 14, "applied"), (2 ** 14, "applied")]
 
 
 def test_every_rank_skips_the_same_steps_and_keeps_the_same_scale(job):
