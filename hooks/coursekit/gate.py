@@ -105,7 +105,7 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
             for _, other in sorted(st.current.items()):
                 if other is main:
                     continue
-                run = ", ".join(_run(other, ui)) + ("" if other.torch == main.torch else f", torch {other.torch}")
+                run = ", ".join([*_run(other, ui), f"torch {other.torch}"])  # every record names its torch
                 if _machine(other) != _machine(main):
                     run += f", {_machine(other)}"
                 parts.append(ui.text(ALSO_VERIFIED if other.checks == "claims" else ALSO_BARE, run=run))
