@@ -23,6 +23,7 @@ import torch.distributed.checkpoint as dcp
 from torch import nn
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.checkpoint.stateful import Stateful
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
 STEPS = 3  # per job
@@ -45,10 +46,10 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
         dist.init_process_group(backend)
     return device
 
@@ -86,9 +87,10 @@ def run(device: torch.device) -> None:
 
     torch.manual_seed(0)
     model = make_model().to(device)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
     for block in model[:-1]:
-        fully_shard(block)
-    fully_shard(model)
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
 
     # --8<-- [start:resume]

@@ -18,6 +18,7 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 from torch import nn
 from torch.distributed.checkpoint.state_dict import get_state_dict
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
 CHECKPOINT_DIR = "checkpoint"
@@ -42,9 +43,10 @@ def main() -> None:
 
     torch.manual_seed(0)
     model = make_model().to(device)
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
     for block in model[:-1]:
-        fully_shard(block)
-    fully_shard(model)
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
 
     # --8<-- [start:save]

@@ -20,6 +20,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
 
@@ -37,10 +38,10 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
         dist.init_process_group(backend)
     return device
 
@@ -50,10 +51,11 @@ def make_model() -> nn.Sequential:
     return nn.Sequential(*blocks, nn.Linear(64, 1))
 
 
-def shard(model: nn.Sequential) -> None:
+def shard(model: nn.Sequential, device: torch.device) -> None:
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
     for block in model[:-1]:
-        fully_shard(block)
-    fully_shard(model)
+        fully_shard(block, mesh=mesh)
+    fully_shard(model, mesh=mesh)
 
 
 def origin(weight: torch.Tensor) -> str:
@@ -78,7 +80,7 @@ def run(device: torch.device) -> None:
     # --8<-- [start:no-broadcast]
     torch.manual_seed(rank)  # on purpose: every rank builds different weights
     model = make_model().to(device)
-    shard(model)
+    shard(model, device)
     weight = model[0][0].weight.full_tensor()  # gathers the shards of all ranks
     # --8<-- [end:no-broadcast]
     if rank == 0:
@@ -87,7 +89,7 @@ def run(device: torch.device) -> None:
     # --8<-- [start:meta]
     with torch.device("meta"):
         model = make_model()  # shapes only: no memory, no values
-    shard(model)  # every parameter becomes a DTensor of meta shards
+    shard(model, device)  # every parameter becomes a DTensor of meta shards
     model.to_empty(device=device)  # memory for this rank's shards, values undefined
     # --8<-- [end:meta]
 
@@ -106,7 +108,7 @@ def run(device: torch.device) -> None:
     # --8<-- [start:reset]
     with torch.device("meta"):
         model = make_model()
-    shard(model)
+    shard(model, device)
     model.to_empty(device=device)
     torch.manual_seed(0)
     for module in model.modules():

@@ -18,6 +18,7 @@ import sys
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.utils.checkpoint import checkpoint
 
@@ -42,10 +43,10 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
         dist.init_process_group(backend)
     return device
 
@@ -87,9 +88,10 @@ def run(device: torch.device) -> None:
     torch.manual_seed(0)
     model = Net().to(device)
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
     for block in model.blocks:
-        fully_shard(block, mp_policy=policy)
-    fully_shard(model, mp_policy=policy)
+        fully_shard(block, mesh=mesh, mp_policy=policy)
+    fully_shard(model, mesh=mesh, mp_policy=policy)
     # --8<-- [end:shard]
 
     # --8<-- [start:prefetch]

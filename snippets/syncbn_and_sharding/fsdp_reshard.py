@@ -18,6 +18,7 @@ import sys
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
 
@@ -36,10 +37,10 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
         dist.init_process_group(backend)
     return device
 
@@ -66,9 +67,10 @@ def run(device: torch.device) -> None:
     for reshard_after_forward in (None, False):  # None is the default
         torch.manual_seed(0)
         model = make_model().to(device)
+        mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
         for block in model[:-1]:
-            fully_shard(block, reshard_after_forward=reshard_after_forward)
-        fully_shard(model, reshard_after_forward=reshard_after_forward)
+            fully_shard(block, mesh=mesh, reshard_after_forward=reshard_after_forward)
+        fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
 
         loss = model(x).pow(2).mean()
         after_forward = held(model)

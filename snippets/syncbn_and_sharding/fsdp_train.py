@@ -18,6 +18,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
@@ -41,10 +42,10 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL connects now
+        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{local_world_size} processes, {gpus} GPU(s): NCCL needs one each; using CPU and gloo", file=sys.stderr)
+            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
         dist.init_process_group(backend)
     return device
 
@@ -74,9 +75,10 @@ def run(device: torch.device) -> None:
     # --8<-- [start:shard]
     torch.manual_seed(0)  # the same initial weights on every rank: FSDP does not broadcast
     model = make_model().to(device)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
     for block in model[:-1]:
-        fully_shard(block)  # one unit per block: gathered for its forward, then freed
-    fully_shard(model)  # the root unit takes the remaining parameters (the last Linear)
+        fully_shard(block, mesh=mesh)  # one unit per block: gathered for its forward, then freed
+    fully_shard(model, mesh=mesh)  # the root unit takes the remaining parameters (the last Linear)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)  # built after sharding
     # --8<-- [end:shard]
 

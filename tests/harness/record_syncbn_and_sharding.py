@@ -12,9 +12,17 @@ original with the same arguments and returns its result; tensors are copied with
 * ``ddp``: at the first forward of a ``DistributedDataParallel`` module, the class name
   of every submodule of the wrapped module and the device type of its parameters;
 * ``by_hand``: every training-mode forward of a module of class ``SyncBatchNormByHand``:
-  its input, output and running statistics after the call;
+  its input, output and running statistics after the call; and, after every
+  ``torch.autograd.backward`` call while the input (a leaf tensor) and the layer are
+  still alive, the input's ``.grad`` and the layer's weight and bias ``.grad``
+  (``input_grad``, ``weight_grad``, ``bias_grad``; ``None`` until a backward filled
+  them). The input and the layer are held by weak reference and read only after the
+  program's own backward call has returned;
 * ``batchnorm``: every forward of a BatchNorm or SyncBatchNorm layer: its class name,
-  training mode, input, output and running statistics after the call;
+  training mode, input, output and running statistics after the call; for a
+  ``SyncBatchNorm`` in training mode whose input requires a gradient, also the gradient
+  the backward pass computes for that input (``input_grad``, ``None`` until then), seen
+  by a tensor hook that copies it and returns ``None``, so the gradient passes unchanged;
 * ``zero``: after each step of a ``ZeroRedundancyOptimizer``, the names of the
   parameters its local optimizer holds and the shapes of their optimizer state;
 * ``sharded_steps``: after each step of an optimizer over DTensor parameters (FSDP),
@@ -53,6 +61,7 @@ original with the same arguments and returns its result; tensors are copied with
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import types
 import weakref
@@ -185,24 +194,41 @@ def _on_forward_pre(module, args):
         EVENTS.append({"op": "linear"})
 
 
+# by-hand layers whose gradients are read after each backward: (entry, weak input, weak layer)
+_by_hand_live: list[tuple[dict, weakref.ref, weakref.ref]] = []
+
+
+def _keep_input_grad(entry: dict, grad: torch.Tensor) -> None:
+    """A tensor hook: copies the gradient and returns None, so autograd uses it unchanged."""
+    entry["input_grad"] = _plain(grad)
+
+
 def _on_forward(module, args, output):
     if type(module).__name__ == "SyncBatchNormByHand" and module.training:
-        EXTRA["by_hand"].append({
+        entry = {
             "input": _plain(args[0]),
             "output": _plain(output),
             "running_mean": _plain(module.running_mean),
             "running_var": _plain(module.running_var),
             "num_batches_tracked": int(module.num_batches_tracked),
-        })
+            "input_grad": None, "weight_grad": None, "bias_grad": None,
+        }
+        EXTRA["by_hand"].append(entry)
+        if args[0].is_leaf and args[0].requires_grad:  # its .grad is kept: read it after the backward
+            _by_hand_live.append((entry, weakref.ref(args[0]), weakref.ref(module)))
     elif isinstance(module, nn.modules.batchnorm._BatchNorm) and isinstance(output, torch.Tensor):
-        EXTRA["batchnorm"].append({
+        entry = {
             "type": type(module).__name__,
             "training": module.training,
             "input": _plain(args[0]),
             "output": _plain(output),
             "running_mean": None if module.running_mean is None else _plain(module.running_mean),
             "running_var": None if module.running_var is None else _plain(module.running_var),
-        })
+        }
+        EXTRA["batchnorm"].append(entry)
+        if type(module) is nn.SyncBatchNorm and module.training and args[0].requires_grad:
+            entry["input_grad"] = None
+            args[0].register_hook(functools.partial(_keep_input_grad, entry))
 
 
 register_module_forward_pre_hook(_on_forward_pre)
@@ -221,10 +247,25 @@ def _unit_params(unit: nn.Module) -> list[str]:
     return names
 
 
+def _read_by_hand_grads() -> None:
+    """The by-hand layers' input, weight and bias gradients as they are now (copies)."""
+    for entry, tensor, module in _by_hand_live:
+        tensor, module = tensor(), module()
+        if tensor is not None and tensor.grad is not None:
+            entry["input_grad"] = _plain(tensor.grad)
+        if module is not None:
+            for name in ("weight", "bias"):
+                param = getattr(module, name)
+                if param is not None and param.grad is not None:
+                    entry[f"{name}_grad"] = _plain(param.grad)
+
+
 def _recording_backward(*args, **kwargs):
     units = [ref() for ref in _units]
     EVENTS.append({"op": "backward", "params": [None if unit is None else _unit_params(unit) for unit in units]})
-    return _autograd_backward(*args, **kwargs)
+    out = _autograd_backward(*args, **kwargs)
+    _read_by_hand_grads()
+    return out
 
 
 torch.autograd.backward = _recording_backward

@@ -101,3 +101,15 @@ def test_cpu_on_purpose_never_touches_cuda(program):
     code = ast.unparse(tree)  # comments are gone too
     assert "cuda" not in code and "nccl" not in code, f"{program} is pinned to the CPU but uses CUDA or NCCL"
     assert "init_process_group(backend='gloo'" in code, f"{program}: init_process_group(backend=\"gloo\") expected"
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_every_fully_shard_gets_the_programs_mesh(program):
+    """Without ``mesh=``, ``fully_shard`` builds its own mesh on the default accelerator, a
+    GPU whenever one is visible (``torch/distributed/fsdp/_fully_shard/_fsdp_init.py``,
+    ``_init_default_mesh``), even when the program chose the CPU and gloo."""
+    tree = ast.parse((SNIPPETS / program).read_text(encoding="utf-8"))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and getattr(node.func, "id", getattr(node.func, "attr", None)) == "fully_shard"]
+    bare = [ast.unparse(call) for call in calls if not any(kw.arg == "mesh" for kw in call.keywords)]
+    assert not bare, f"{program}: fully_shard without mesh=: {bare}"

@@ -33,7 +33,7 @@ class TestSyncBatchNormByHand:
         assert len({c["input"].shape[0] for c in calls}) == by_hand_job.world_size
         assert [c["input"].shape[0] for c in calls] == [3, 5]  # the page's numbers
         for rank, call in enumerate(calls):
-            assert torch.equal(call["input"], by_hand.make_local_batch(rank))
+            assert torch.equal(call["input"], by_hand.make_local_batch(rank)[0])
 
     def test_output_and_statistics_equal_batchnorm_over_the_global_batch(self, by_hand_job):
         calls = _by_hand_calls(by_hand_job)
@@ -72,6 +72,101 @@ class TestSyncBatchNormByHand:
             assert int(printed[2]) == values
             assert float(printed[3]) == pytest.approx(call["input"][:, 0].mean().item(), abs=1e-3)
             assert float(printed[4]) == pytest.approx(global_mean[0].item(), abs=1e-3)
+
+
+def _targets(world_size: int) -> list[torch.Tensor]:
+    """Every rank's targets, from the program's own make_local_batch."""
+    return [by_hand.make_local_batch(rank)[1] for rank in range(world_size)]
+
+
+def _input_grads(job: JobResult) -> list[torch.Tensor]:
+    grads = [c["input_grad"] for c in _by_hand_calls(job)]
+    assert all(g is not None for g in grads), "every rank's input has a gradient after the backward pass"
+    return grads
+
+
+def _batchnorm_over_the_global_batch(calls: list[dict], targets: list[torch.Tensor]):
+    """One BatchNorm2d in one process on all ranks' images together, with the sum of all
+    ranks' losses; returns the input's gradient, the layer and the loss."""
+    x = torch.cat([c["input"] for c in calls]).requires_grad_()
+    reference = nn.BatchNorm2d(by_hand.CHANNELS)  # same initial weight, bias and statistics
+    loss = nn.functional.mse_loss(reference(x), torch.cat(targets), reduction="sum")
+    loss.backward()
+    return x.grad, reference, loss.detach()
+
+
+def _slices(calls: list[dict]):
+    start = 0
+    for call in calls:
+        n = call["input"].shape[0]
+        yield slice(start, start + n)
+        start += n
+
+
+class TestBackwardPass:
+    """The layer's backward pass: autograd, through the all-reduce's backward, gives every
+    rank's input the gradient of the loss summed over all ranks, as SyncBatchNorm does."""
+
+    def test_input_gradients_equal_batchnorm_over_the_global_batch(self, by_hand_job):
+        calls = _by_hand_calls(by_hand_job)
+        expected, _, _ = _batchnorm_over_the_global_batch(calls, _targets(by_hand_job.world_size))
+        for rank, (grad, rows) in enumerate(zip(_input_grads(by_hand_job), _slices(calls))):
+            torch.testing.assert_close(grad, expected[rows], **TOL, msg=lambda m: f"rank {rank}: {m}")
+
+    def test_weight_and_bias_gradients_add_up_to_the_global_ones(self, by_hand_job):
+        calls = _by_hand_calls(by_hand_job)
+        _, reference, _ = _batchnorm_over_the_global_batch(calls, _targets(by_hand_job.world_size))
+        for name in ("weight", "bias"):
+            grads = [c[f"{name}_grad"] for c in calls]
+            assert all(g is not None for g in grads), f"every rank's {name} has a gradient"
+            # what DDP would all-reduce: the ranks' gradients add up to the one process's
+            torch.testing.assert_close(torch.stack(grads).sum(0), getattr(reference, name).grad, **TOL)
+
+    def test_they_differ_from_local_or_constant_statistics(self, by_hand_job):
+        """The two ways to get it wrong: normalize with each rank's own statistics, or with
+        the global ones but treat them as constants (a plain all-reduce that autograd does
+        not see); both give other input gradients."""
+        calls = _by_hand_calls(by_hand_job)
+        targets = _targets(by_hand_job.world_size)
+        x = torch.cat([c["input"] for c in calls])
+        mean = x.mean(dim=(0, 2, 3), keepdim=True)
+        var = x.var(dim=(0, 2, 3), unbiased=False, keepdim=True)
+        for rank, (grad, call, target) in enumerate(zip(_input_grads(by_hand_job), calls, targets)):
+            local_x = call["input"].clone().requires_grad_()
+            nn.functional.mse_loss(nn.BatchNorm2d(by_hand.CHANNELS)(local_x), target, reduction="sum").backward()
+            assert not torch.allclose(grad, local_x.grad, **TOL), f"rank {rank}: the gradient of local statistics"
+            const_x = call["input"].clone().requires_grad_()
+            layer = nn.BatchNorm2d(by_hand.CHANNELS)  # weight 1, bias 0, its eps
+            y = (const_x - mean) / torch.sqrt(var + layer.eps) * layer.weight.detach().view(1, -1, 1, 1)
+            nn.functional.mse_loss(y, target, reduction="sum").backward()
+            assert not torch.allclose(grad, const_x.grad, **TOL), f"rank {rank}: the gradient of constant statistics"
+
+    def test_the_backward_pass_all_reduces_the_gradients_of_the_sums(self, by_hand_job):
+        stats = 2 * by_hand.CHANNELS + 1  # sums, sums of squares, count
+        for rank in range(by_hand_job.world_size):
+            events = by_hand_job.records[rank]["extra"]["events"]
+            ops = [e["op"] for e in events]
+            assert ops.count("backward") == 1, ops
+            forward, backward = events[:ops.index("backward")], events[ops.index("backward") + 1:]
+            # the printed statistics, then the layer's
+            assert [(e["op"], e["numel"]) for e in forward] == [("all_reduce", stats)] * 2
+            assert [(e["op"], e["numel"]) for e in backward] == [("all_reduce", stats)]
+
+    def test_each_rank_prints_its_loss_and_its_input_gradients_norm(self, by_hand_job):
+        calls = _by_hand_calls(by_hand_job)
+        targets = _targets(by_hand_job.world_size)
+        _, _, total = _batchnorm_over_the_global_batch(calls, targets)
+        losses = []
+        for rank, (call, target, grad) in enumerate(zip(calls, targets, _input_grads(by_hand_job))):
+            printed = re.search(r"^rank (\d+): loss (-?[\d.]+); norm of the input's gradient ([\d.]+)$",
+                                by_hand_job.stdout(rank), re.M)
+            assert printed, by_hand_job.stdout(rank)
+            assert int(printed[1]) == rank
+            loss = nn.functional.mse_loss(call["output"], target, reduction="sum").item()
+            assert float(printed[2]) == pytest.approx(loss, abs=1e-3)
+            assert float(printed[3]) == pytest.approx(grad.norm().item(), abs=1e-4)
+            losses.append(loss)
+        assert sum(losses) == pytest.approx(total.item(), rel=1e-5)  # the ranks' losses add up to the global one
 
 
 test_bare_run = bare_run_test(BY_HAND, reference="by_hand_job")
