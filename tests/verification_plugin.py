@@ -245,6 +245,11 @@ def pytest_collection_modifyitems(config, items):
             item.user_properties.append(("bare", True))
         env = _environment(spec, config)
         count, _ = gpus_available(nnodes, spec.lines[0].submits is not None)
+        version = tuple(int(part) for part in _torch_env()[0].split(".")[:len(spec.torch_min)] if part.isdigit())
+        if spec.torch_min and version < spec.torch_min:
+            needed = ".".join(map(str, spec.torch_min))
+            item.add_marker(pytest.mark.skip(reason=f"Requires: [torch>={needed}] (this machine has {_torch_env()[0]})"))
+            continue
         if spec.cuda_gpus and count < spec.cuda_gpus:
             where = "the Slurm partition's nodes have" if on_slurm(spec.lines[0].submits is not None) else "this machine has"
             item.add_marker(pytest.mark.skip(reason=f"Requires: [CUDA GPUs>={spec.cuda_gpus}] ({where} {count})"))

@@ -21,6 +21,8 @@ options first, then the script's ``#SBATCH`` lines) and its processes per node f
 Optional docstring lines:
 
 * ``requires: cuda>=N`` -- the program needs N CUDA devices;
+* ``requires: torch>=X.Y`` -- what the page says holds from that torch release on (e.g. a
+  launcher default that changed); on an older torch its tests are skipped, saying so;
 * ``outcome: fails`` or ``outcome: hangs`` -- a "break it" program: what the page says
   happens (it exits non-zero, or it blocks until stopped) is what is verified.
 """
@@ -37,6 +39,7 @@ __all__ = ["BatchScript", "LaunchLine", "OUTCOMES", "RunSpec", "RunSpecError", "
 _SECTION = re.compile(r"^[ \t]*-{1,}8<-{1,}[ ]+\[start:launch\][ \t]*\n(?P<body>.*?)^[ \t]*-{1,}8<-{1,}[ ]+\[end:launch\]", re.M | re.S)
 _LIMIT = re.compile(r"^[ \t]*time-limit:[ \t]*(?P<seconds>\d+(?:\.\d+)?)[ \t]*s[ \t]*$", re.M)
 _CUDA = re.compile(r"^[ \t]*requires:[ \t]*cuda(?:[ \t]*>=[ \t]*(?P<gpus>\d+))?[ \t]*$", re.M)
+_TORCH = re.compile(r"^[ \t]*requires:[ \t]*torch[ \t]*>=[ \t]*(?P<version>\d+(?:\.\d+)*)[ \t]*$", re.M)
 _OUTCOME = re.compile(r"^[ \t]*outcome:[ \t]*(?P<outcome>\S+)[ \t]*$", re.M)
 _ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.S)
 # $NAME, ${NAME} and ${NAME:-default}: the variables a reader may set for a launch line
@@ -128,6 +131,8 @@ class RunSpec:
         cuda_gpus: CUDA devices the program needs (0: runs on CPU too).
         outcome: ``"passes"``, or for a "break it" program ``"fails"`` (exits non-zero)
             or ``"hangs"`` (blocks until the time limit stops it).
+        torch_min: the oldest torch release the page's claims hold for, as numbers
+            (``(2, 13)``); empty when any supported torch will do.
     """
 
     program: Path
@@ -135,6 +140,7 @@ class RunSpec:
     time_limit_s: float
     cuda_gpus: int = 0
     outcome: str = "passes"
+    torch_min: tuple[int, ...] = ()
 
     @property
     def commands(self) -> tuple[tuple[str, ...], ...]:
@@ -179,7 +185,9 @@ def read_spec(program: Path) -> RunSpec:
     outcome = outcome.group("outcome") if outcome else "passes"
     if outcome not in OUTCOMES:
         raise RunSpecError(f"{program}: outcome '{outcome}' is not one of {', '.join(OUTCOMES)}; fix its 'outcome:' line")
-    return RunSpec(Path(program), lines, float(limit.group("seconds")), gpus, outcome)
+    torch_min = _TORCH.search(text)
+    minimum = tuple(int(part) for part in torch_min.group("version").split(".")) if torch_min else ()
+    return RunSpec(Path(program), lines, float(limit.group("seconds")), gpus, outcome, minimum)
 
 
 def torchrun_shape(argv: list[str] | tuple[str, ...]) -> tuple[int, int]:

@@ -2,12 +2,14 @@
 
 The lesson docs/torchrun-launching.md shows this program's launch line under "Usual
 failures"; the test in tests/snippets/test_torchrun_launching/test_default_port.py runs
-it twice at the same time on one machine.
+it twice at the same time on one machine. torch 2.11 still gave such a job the fixed
+port 29500 (two side by side clash), hence the requirement below.
 
 --8<-- [start:launch]
 torchrun --nproc-per-node=2 default_port.py
 --8<-- [end:launch]
 time-limit: 90 s
+requires: torch>=2.13
 """
 import os
 import sys

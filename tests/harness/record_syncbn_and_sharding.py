@@ -277,8 +277,12 @@ def _tensor_event(op: str, tensor: torch.Tensor, **extra) -> None:
     EVENTS.append({"op": op, "dtype": str(tensor.dtype).removeprefix("torch."), "numel": tensor.numel(), **extra})
 
 
-_all_gather_single = dist.all_gather_single
-_reduce_scatter_single = dist.reduce_scatter_single
+# torch 2.13 names them all_gather_single and reduce_scatter_single (the older names are
+# deprecated aliases); torch 2.11, the GPU machine's, has only the older names, which FSDP calls.
+_ALL_GATHER = "all_gather_single" if hasattr(dist, "all_gather_single") else "all_gather_into_tensor"
+_REDUCE_SCATTER = "reduce_scatter_single" if hasattr(dist, "reduce_scatter_single") else "reduce_scatter_tensor"
+_all_gather_single = getattr(dist, _ALL_GATHER)
+_reduce_scatter_single = getattr(dist, _REDUCE_SCATTER)
 _all_reduce = dist.all_reduce
 _broadcast = dist.broadcast
 
@@ -304,8 +308,8 @@ def _recording_broadcast(tensor, *args, **kwargs):
     return _broadcast(tensor, *args, **kwargs)
 
 
-dist.all_gather_single = _recording_all_gather_single
-dist.reduce_scatter_single = _recording_reduce_scatter_single
+setattr(dist, _ALL_GATHER, _recording_all_gather_single)
+setattr(dist, _REDUCE_SCATTER, _recording_reduce_scatter_single)
 dist.all_reduce = _recording_all_reduce
 dist.broadcast = _recording_broadcast
 

@@ -113,3 +113,16 @@ def test_every_fully_shard_gets_the_programs_mesh(program):
              and getattr(node.func, "id", getattr(node.func, "attr", None)) == "fully_shard"]
     bare = [ast.unparse(call) for call in calls if not any(kw.arg == "mesh" for kw in call.keywords)]
     assert not bare, f"{program}: fully_shard without mesh=: {bare}"
+
+
+def test_a_program_can_require_a_torch_release(tmp_path):
+    """``requires: torch>=X.Y`` in a docstring: on an older torch the program's tests are
+    skipped with the reason (tests/verification_plugin.py), never run to a false failure."""
+    from coursekit.runspec import read_spec as spec_of
+
+    assert spec_of(SNIPPETS / "torchrun_launching" / "default_port.py").torch_min == (2, 13)
+    assert spec_of(SNIPPETS / "ddp_basics" / "train.py").torch_min == ()
+    program = tmp_path / "p.py"
+    program.write_text('"""x\n--8<-- [start:launch]\ntorchrun --standalone --nproc-per-node=2 p.py\n'
+                       '--8<-- [end:launch]\ntime-limit: 60 s\nrequires: torch>=99.1\n"""\n')
+    assert spec_of(program).torch_min == (99, 1)
