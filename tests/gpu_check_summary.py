@@ -40,7 +40,7 @@ def results(xml: Path) -> dict[str, dict]:
         bad = case.find("failure") if case.find("failure") is not None else case.find("error")
         if bad is not None:
             row["failed"] += 1
-            row["why"] = row["why"] or (bad.get("message") or "").splitlines()[0][:160]
+            row["why"] = row["why"] or next(iter((bad.get("message") or "").splitlines()), "")[:160]
         elif case.find("skipped") is not None:
             row["skipped"] += 1
             row["why"] = row["why"] or (case.find("skipped").get("message") or "")[:160]
