@@ -26,7 +26,7 @@ from .extract import page_messages, site_kinds, site_messages
 from .markdown_engine import engine_for
 from .page_guard import refused_together
 from .project import Project
-from .safety import DEFAULT_KIND, TranslationCheck, check_for
+from .safety import TranslationCheck, check_for
 from .segment import syntax_warnings
 
 __all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "page_warnings", "project_check",
@@ -72,16 +72,41 @@ def _expected_msgids(project: Project, path: Path) -> set[str] | None:
     return {m.msgid for m in page_messages(project, page)}
 
 
-_PLACEHOLDER = re.compile(r"%(?:\((?P<name>\w+)\))?[#0 +-]*\d*(?:\.\d+)?(?P<conv>[diouxXeEfFgGcrsa%])")
+# Python's printf-style conversion specifier
+# (https://docs.python.org/3/library/stdtypes.html#printf-style-string-formatting):
+# "%", an optional "(name)", flags, width, precision, length modifier, conversion type.
+_SPEC = re.compile(r"%(?:\((?P<name>[^()]*)\))?[#0 +-]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
+
+
+def _specs(text: str) -> tuple[list[str], list[str]]:
+    """``(conversion specs, problems)`` of a format string: every ``%`` but the ``%%`` of a
+    literal percent sign, each as written (``%(count)d``), and one phrase per ``%`` that
+    starts no complete spec. Nothing is evaluated."""
+    specs: list[str] = []
+    problems: list[str] = []
+    at = 0
+    while (at := text.find("%", at)) != -1:
+        match = _SPEC.match(text, at)
+        if match is None:
+            problems.append(f"a % at character {at + 1} starts no placeholder; write a literal % as %%")
+            at += 1
+            continue
+        if match.group() != "%%":
+            specs.append(match.group())
+        at = match.end()
+    return specs, problems
 
 
 def format_problems(msgid: str, msgstr: str) -> list[str]:
     """Why a ``python-format`` msgstr would not fill as its msgid does.
 
-    Every ``%(name)x`` of the msgid must appear in the msgstr and no other name may;
-    filling the msgstr with the msgid's names must work (Python's printf-style
-    formatting, https://docs.python.org/3/library/stdtypes.html#printf-style-string-formatting;
-    a bare ``%`` must be written ``%%``).
+    Judged by allowlist, without formatting anything: every conversion spec of the msgstr
+    must be written exactly as one of the msgid's (``%(count)d``; a width, precision or
+    flag the msgid does not have, such as ``%(count)2000d``, is refused: it would pad the
+    page), every placeholder of the msgid must be used, and a ``%`` that starts no spec
+    must be the ``%%`` of a literal percent sign (Python's printf-style formatting,
+    https://docs.python.org/3/library/stdtypes.html#printf-style-string-formatting;
+    gettext manual, "python-format" under "Special Comments preceding Keywords").
 
     Args:
         msgid: the English string (singular or plural).
@@ -90,17 +115,23 @@ def format_problems(msgid: str, msgstr: str) -> list[str]:
     Returns:
         One phrase per problem; empty when the msgstr fills correctly.
     """
-    names = {m.group("name"): m.group(0) for m in _PLACEHOLDER.finditer(msgid) if m.group("name")}
-    used = {m.group("name"): m.group(0) for m in _PLACEHOLDER.finditer(msgstr) if m.group("name")}
-    found = [f"placeholder {used[n]} is not in the msgid; use one of: "
-             + (", ".join(names[x] for x in sorted(names)) or "none") for n in sorted(used.keys() - names.keys())]
-    found += [f"placeholder {names[n]} of the msgid is missing" for n in sorted(names.keys() - used.keys())]
-    if not found:
-        try:
-            msgstr % {n: 1 for n in names}
-        except (ValueError, TypeError, KeyError) as exc:
-            found.append(f"does not fill as a Python format ({exc}); write a literal % as %%")
+    wanted, _ = _specs(msgid)
+    used, found = _specs(msgstr)
+    allowed = ", ".join(dict.fromkeys(wanted)) or "none"
+    for spec in dict.fromkeys(used):
+        if spec in wanted:
+            continue
+        if "(" not in spec:
+            found.append(f"{_shown_spec(spec)!r} reads as a placeholder the msgid does not have; write a literal % as %%")
+        else:
+            found.append(f"placeholder {_shown_spec(spec)} is not in the msgid; use one of: {allowed}")
+    found += [f"placeholder {spec} of the msgid is missing" for spec in dict.fromkeys(wanted) if spec not in used]
     return found
+
+
+def _shown_spec(spec: str, limit: int = 24) -> str:
+    """A spec as a reason quotes it: at most ``limit`` characters."""
+    return spec if len(spec) <= limit else spec[: limit - 1] + "…"
 
 
 def _msgstr_lines(lines: list[str], entry) -> dict[int | None, int]:
@@ -118,38 +149,49 @@ def _msgstr_lines(lines: list[str], entry) -> dict[int | None, int]:
     return out
 
 
-def _english(project: Project, path: Path) -> tuple[str, dict[str, tuple[str, ...]]]:
-    """What a catalog's messages are judged against: the English page's source and the
-    kinds each msgid has on it (``("", kinds of the site strings)`` for ``_site.po``;
-    ``("", {})`` for a catalog whose page is gone)."""
+def _english(project: Project, path: Path) -> tuple[str, dict[str, tuple[str, ...]], frozenset[str]]:
+    """What a catalog's messages are judged against: the English page's source, the kinds
+    each msgid has on it, and the msgids that are ``python-format`` strings (by the
+    extractor's flags, not the catalog's, which a translator may edit):
+    ``("", kinds of the site strings, their format strings)`` for ``_site.po``;
+    ``("", {}, {})`` for a catalog whose page is gone."""
     language, rel = _language_and_page(project, path)
     if path == project.site_catalog_path(language):
-        return "", {msgid: (kind,) for msgid, kind in site_kinds(project).items()}
+        formats = frozenset(m.msgid for m in site_messages(project) if "python-format" in m.flags)
+        return "", {msgid: (kind,) for msgid, kind in site_kinds(project).items()}, formats
     page = rel.with_suffix(".md")
     if not (project.docs_dir / page).is_file():
-        return "", {}
+        return "", {}, frozenset()
     kinds: dict[str, tuple[str, ...]] = {}
     for message in page_messages(project, page):
         kinds[message.msgid] = tuple(dict.fromkeys((*kinds.get(message.msgid, ()), message.comment)))
-    return (project.docs_dir / page).read_text(encoding="utf-8"), kinds
+    return (project.docs_dir / page).read_text(encoding="utf-8"), kinds, frozenset()
 
 
 def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
     """``(entry, plural form or None, English, msgstr, reasons)`` for every used translation
-    (not fuzzy, not obsolete, not empty) of a catalog; ``reasons`` is what the safety
-    check refuses, empty when accepted."""
-    source, kinds = _english(project, path)
+    (not fuzzy, not obsolete, not empty) of a catalog whose msgid is on its page (or, for
+    ``_site.po``, is a site string); ``reasons`` is what the safety check refuses
+    (:mod:`coursekit.safety`, then :func:`coursekit.page_guard.refused_together`) and, for
+    a ``python-format`` string, :func:`format_problems`; empty when accepted.
+
+    An entry whose msgid is on no page can never be shown; it is not rendered (so no
+    hand-added entry, however long, costs the check anything but reading it):
+    :func:`check_catalog` reports it."""
+    source, kinds, formats = _english(project, path)
     page = checker.page(source)
     rows = []
     for entry in catalog:
-        if entry.obsolete or entry.fuzzy or not entry.msgid:
+        if entry.obsolete or entry.fuzzy or not entry.msgid or entry.msgid not in kinds:
             continue
         if entry.msgid_plural:
             pairs = [(i, entry.msgid_plural if i else entry.msgid, s) for i, s in sorted(entry.msgstr_plural.items()) if s]
         else:
             pairs = [(None, entry.msgid, entry.msgstr)] if entry.msgstr else []
         for form, english, msgstr in pairs:
-            rows.append((entry, form, english, msgstr, page.problems(english, msgstr, kinds.get(entry.msgid, (DEFAULT_KIND,)))))
+            # a format string is judged as a format first: nothing of it is rendered or filled before
+            reasons = format_problems(english, msgstr) if entry.msgid in formats or "python-format" in entry.flags else []
+            rows.append((entry, form, english, msgstr, reasons or page.problems(english, msgstr, kinds[entry.msgid])))
     together = {}
     if source:  # a page: what each message passed alone must also keep the page together
         accepted = {entry.msgid: msgstr for entry, form, _, msgstr, reasons in rows if form is None and not reasons}
@@ -249,8 +291,6 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
                 out.append(f"{where}: {n} plural forms, {language!r} needs {expected_plural.num_plurals}")
     for entry, form, english, msgstr, reasons in judged(project, path, catalog, checker or project_check(project)):
         at = f"{shown}:{_msgstr_lines(lines, entry).get(form, entry.linenum)}"
-        if "python-format" in entry.flags:
-            reasons = [*reasons, *format_problems(english, msgstr)]
         if reasons:
             out.append(f"{at}: {'; '.join(reasons)}; {REFUSED_REMEDY}")
     return out

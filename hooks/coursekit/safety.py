@@ -19,7 +19,9 @@ Three things a rendering of one message cannot show are checked first, line by l
 (lines as Python-Markdown splits them: ``\\r\\n``, ``\\r`` or ``\\n``):
 
 * size: a msgstr may be at most :data:`GROWTH` times its msgid plus :data:`SLACK`
-  characters;
+  characters, and may have at most :data:`EXTRA_BRACKETS` more ``[`` than its msgid
+  (each unmatched one costs a scan of the rest of the text), so the work of judging
+  it stays linear in its size;
 * control characters: none but the line feed (nor Unicode line and paragraph
   separators, where ``str.splitlines`` breaks lines);
 * block syntax: a line that starts (after spaces) with what an extension reads as a
@@ -53,7 +55,7 @@ from .markdown_engine import MarkdownEngine
 from .render import _splice
 from .skeleton import Skeleton, skeleton
 
-__all__ = ["DEFAULT_KIND", "GROWTH", "PLAIN_TEXT", "SLACK", "PageCheck", "TranslationCheck", "check_for",
+__all__ = ["DEFAULT_KIND", "EXTRA_BRACKETS", "GROWTH", "PLAIN_TEXT", "SLACK", "PageCheck", "TranslationCheck", "check_for",
            "clear_caches", "size_limit"]
 
 DEFAULT_KIND = "paragraph"
@@ -70,6 +72,16 @@ PLAIN_TEXT = "plain text"
 # a pasted page or a padded attack (20,000 characters for 25) does not.
 GROWTH = 3
 SLACK = 40
+
+
+# The work bound. Python-Markdown's link and image patterns
+# (markdown.inlinepatterns.LinkInlineProcessor.getText) scan from every "[" for its
+# matching "]", so rendering a text of n characters with k unmatched "[" costs k x n: a
+# 6,000-character msgstr of "[" repeated (within the size bound of a 2,000-character
+# msgid; the course's longest is 1,841) took 9 s per rendering, and it is rendered
+# several times. No translation of the course adds a single "[" to its msgid's (ru, ja,
+# tr, sv, measured); a few more are allowed for a translator's own brackets.
+EXTRA_BRACKETS = 8
 
 
 def size_limit(msgid: str) -> int:
@@ -344,6 +356,10 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
     if len(msgstr) > limit:
         return (f"{len(msgstr)} characters, more than the {limit} allowed for this {len(msgid)}-character msgid "
                 f"({GROWTH} x its length + {SLACK}); is something pasted by mistake?",)
+    brackets = msgstr.count("[") - msgid.count("[")
+    if brackets > EXTRA_BRACKETS:
+        return (f"has {brackets} more [ than the msgid (at most {EXTRA_BRACKETS} more are accepted: each one makes "
+                "the Markdown link parser read the rest of the text again); keep the msgid's brackets",)
     control = next((m.group() for m in _CONTROL.finditer(msgstr) if m.group() not in msgid), None)
     if control is not None:
         name = _CONTROL_NAMES.get(control, "a control character")

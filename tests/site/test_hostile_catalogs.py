@@ -20,6 +20,7 @@ from conftest import copy_project
 from coursekit import cli
 from coursekit.check import REFUSED_REMEDY
 from coursekit.extract import update
+from coursekit.interface import PROCESSES
 from coursekit.page_guard import TOGETHER
 from coursekit.project import Project
 from site_server import MKDOCS, MKDOCS_ENV
@@ -36,6 +37,7 @@ INCLUDES = {
     "sv": ('--8<-- "/etc/passwd"', "root:x:0:0"),
 }
 MISSING = ("sv", "torchrun-launching")
+HAND_ADDED = "A sentence that no page has. " * 830
 TOGETHER_PAGE = ("tr", "torchrun-launching.md")
 
 
@@ -105,6 +107,23 @@ def built(tmp_path_factory) -> Built:
     lines["together"] = _set(together, "What it holds", "&#")
     _set(together, cell.msgid, "</img>" + cell.msgstr)
 
+    # A padded conversion spec in every plural form, its python-format flag removed
+    site = project.site_catalog_path("ru")
+    catalog = polib.pofile(str(site))
+    entry = next(e for e in catalog if e.msgid == PROCESSES.msgid)
+    entry.msgstr_plural = {i: "%(count)2000d процесс" for i in entry.msgstr_plural}
+    entry.flags.remove("python-format")
+    catalog.save(str(site))
+    lines["padded"] = min(i for i, line in enumerate(site.read_text(encoding="utf-8").splitlines(), 1)
+                          if "%(count)2000d" in line)
+
+    # A hand-added entry no page has, 24,000 characters, whose msgstr is quadratic to render
+    hand = project.catalog_path("sv", "ddp-basics.md")
+    catalog = polib.pofile(str(hand))
+    catalog.append(polib.POEntry(msgid=HAND_ADDED, msgstr="![" * 30_000))
+    catalog.save(str(hand))
+    lines["hand-added"] = next(e.linenum for e in polib.pofile(str(hand)) if e.msgid == HAND_ADDED)
+
     project.catalog_path(MISSING[0], f"{MISSING[1]}.md").unlink()
     run = lambda strict: subprocess.run([*MKDOCS, "build", "--strict" if strict else "--no-strict"],  # noqa: E731
                                         cwd=root, capture_output=True, text=True, env=MKDOCS_ENV)
@@ -118,7 +137,7 @@ def test_nothing_crashes_and_the_strict_build_fails(built):
         assert "Traceback" not in proc.stdout + proc.stderr
         assert "could not be found" not in proc.stderr  # pymdownx.snippets never sees a planted include line
     assert built.strict.returncode != 0
-    assert "Aborted with 7 warnings in strict mode" in built.strict.stdout + built.strict.stderr
+    assert "Aborted with 11 warnings in strict mode" in built.strict.stdout + built.strict.stderr
 
 
 def test_an_attribute_list_without_a_colon_is_refused(built):
@@ -173,7 +192,7 @@ def test_course_check_names_the_same_lines_as_the_build(built, capsys):
     assert status == 1
     refused = sorted(line for line in out if re.match(r"i18n/\w+/[\w-]+\.po:\d+: ", line))
     warned = sorted(re.findall(r"^WARNING +- +(i18n/\w+/[\w-]+\.po:\d+: .*)$", built.loose.stderr, re.M))
-    assert refused == warned and len(refused) == 6
+    assert refused == warned and len(refused) == 10
 
 
 def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
@@ -193,3 +212,19 @@ def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
     assert [td.get_text() for td in row.select("td")][2:] == ["0%", "—", "no catalog"]
     assert cli.main(["--config", str(built.root / "mkdocs.yml"), "check", "--lang", language]) == 1
     assert f"i18n/{language}/{name}.po: no catalog" in capsys.readouterr().out
+
+
+def test_a_padded_conversion_spec_is_refused_and_the_badge_shows_in_english(built):
+    found = re.findall(r"^WARNING +- +i18n/ru/_site\.po:(\d+): (.*)$", built.loose.stderr, re.M)
+    assert [int(line) for line, _ in found] == [built.lines["padded"] + form for form in range(3)]
+    assert all(reason.startswith("placeholder %(count)2000d is not in the msgid; use one of: %(count)d") for _, reason in found)
+    html = str(built.html("ru", "ddp-basics"))
+    assert "2 processes" in html and " " * 100 not in html
+
+
+def test_an_entry_on_no_page_is_reported_not_rendered(built):
+    line = built.lines["hand-added"]
+    assert built.warning("i18n/sv/ddp-basics.po", line) == (
+        f"i18n/sv/ddp-basics.po:{line}: msgid 'A sentence that no page has. A sentence ' is not in the English "
+        "source (was it edited by hand?); restore it, and run: course update")
+    assert "![![" not in str(built.html("sv", "ddp-basics"))

@@ -177,7 +177,7 @@ def test_python_format_placeholders_must_fill_like_the_msgid():
     assert format_problems("%(percent)d%%", "%(percent)d %%") == []
     assert format_problems("%(count)d process", "%(count)d процесс") == []
     assert format_problems("%(percent)d%%", "%(percent)d %") == [
-        "does not fill as a Python format (incomplete format); write a literal % as %%"]
+        "a % at character 13 starts no placeholder; write a literal % as %%"]
     assert format_problems("%(backend)s on %(device)s", "%(backend)s на %(devise)s") == [
         "placeholder %(devise)s is not in the msgid; use one of: %(backend)s, %(device)s",
         "placeholder %(device)s of the msgid is missing"]
