@@ -17,7 +17,9 @@ English page's, rendered with the same fallback spans. They are equal for every 
 a sound catalog, which costs one rendering of the page per language (the English one is
 shared). When they differ, a bisection over the translations in page order finds one
 that completes a breaking set, refuses it, and repeats until the page keeps its
-structure; each refused message renders in English, with a one-line reason.
+structure; each refused message renders in English, with a one-line reason. After
+:data:`MAX_TOGETHER` such refusals on one page, every other translation of the page is
+refused at once (:data:`TOO_MANY`): the work stays bounded whatever the catalog holds.
 """
 from __future__ import annotations
 
@@ -30,11 +32,20 @@ from .render import RenderResult, render
 from .segment import segment
 from .skeleton import Skeleton, skeleton
 
-__all__ = ["TOGETHER", "clear_caches", "refused_together", "render_checked"]
+__all__ = ["MAX_TOGETHER", "TOGETHER", "TOO_MANY", "clear_caches", "refused_together", "render_checked"]
 
 TOGETHER = ("accepted on its own, but together with the other translations of its page it changes the page's "
             "structure (Python-Markdown reads raw HTML and entities across messages); look for a stray <, & or "
             "backslash in it or in the messages before it")
+
+# Each translation refused for what it does together with others costs a bisection (about
+# log2(messages) page renderings, 0.1 to 0.3 s each for a lesson). No sound catalog has
+# one; after this many on one page the rest of the page's translations are refused at
+# once, so no catalog makes a build do more than this many bisections per page.
+MAX_TOGETHER = 8
+TOO_MANY = (f"more than {MAX_TOGETHER} translations of this page change its structure together (Python-Markdown "
+            "reads raw HTML and entities across messages), so the whole page is shown in English; fix the ones "
+            "refused for this reason first, then look for a stray <, & or backslash")
 
 
 _SNIPPETS = "pymdownx.snippets"
@@ -89,7 +100,7 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
             messages shown in English are wrapped the same way on both sides.
 
     Returns:
-        msgid -> one-line reason (:data:`TOGETHER`), in page order; ``{}`` when the
+        msgid -> one-line reason (:data:`TOGETHER`, then :data:`TOO_MANY` for the rest); ``{}`` when the
         translated page has the English page's skeleton. Never raises on hostile input:
         a rendering that fails counts as a change. The verdict is remembered for the
         same page, the same included files' content and the same translations on it
@@ -128,6 +139,9 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
 
     refused: dict[str, str] = {}
     while order and breaks(order):
+        if len(refused) == MAX_TOGETHER:  # bounded work: the rest of the page shows in English
+            refused.update((m, TOO_MANY) for m in order)
+            break
         lo, hi = 0, len(order)  # no translation keeps the page; all of them break it
         while hi - lo > 1:
             mid = (lo + hi) // 2

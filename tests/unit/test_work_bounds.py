@@ -5,7 +5,7 @@ from __future__ import annotations
 import polib
 import pytest
 
-from conftest import copy_project
+from conftest import ROOT, copy_project
 from coursekit.check import check_catalog, judged, project_check
 from coursekit.project import Project
 from coursekit.safety import EXTRA_BRACKETS, check_for
@@ -39,3 +39,28 @@ def test_a_translation_with_many_more_brackets_than_its_msgid_is_refused(project
     refused = check.problems(msgid, fine + " [" * (EXTRA_BRACKETS + 1))
     assert refused == [f"has {EXTRA_BRACKETS + 1} more [ than the msgid (at most {EXTRA_BRACKETS} more are accepted: "
                        "each one makes the Markdown link parser read the rest of the text again); keep the msgid's brackets"]
+
+
+def test_a_page_whose_translations_keep_breaking_it_together_is_shown_in_english_after_a_bound(monkeypatch):
+    """Each translation refused for what it does together with others costs a bisection of
+    page renderings; after ``MAX_TOGETHER`` of them the rest of the page is refused at once."""
+    from coursekit import catalog as po
+    from coursekit import page_guard
+    from coursekit.segment import segment
+
+    project = Project.load(ROOT / "mkdocs.yml")  # read only; its pages include the programs in snippets/
+    source = (project.docs_dir / "torchrun-launching.md").read_text(encoding="utf-8")
+    table = po.translations(po.load(project.catalog_path("tr", "torchrun-launching.md")))
+    paragraphs = [s.msgid for s in segment(source, project.engine) if s.kind == "paragraph" and s.msgid in table]
+    hostile = dict(table)
+    for i, msgid in enumerate(paragraphs):  # harmless alone; "&#" then "</img>" unsettle html.parser together
+        hostile[msgid] = ("&#" if i % 2 == 0 else "</img>") + table[msgid]
+    unbounded = page_guard.refused_together(project.engine, source, hostile, "en")
+    assert len(unbounded) > 2 and set(unbounded.values()) == {page_guard.TOGETHER}
+    page_guard.clear_caches()
+    monkeypatch.setattr(page_guard, "MAX_TOGETHER", 2)
+    bounded = page_guard.refused_together(project.engine, source, hostile, "en")
+    assert list(bounded.values()).count(page_guard.TOGETHER) == 2
+    translated = {s.msgid for s in segment(source, project.engine) if hostile.get(s.msgid) not in (None, "", s.msgid)}
+    assert set(bounded) == translated  # the first two by bisection, every other one at once
+    assert list(bounded.values()).count(page_guard.TOO_MANY) == len(translated) - 2
