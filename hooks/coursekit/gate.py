@@ -137,8 +137,8 @@ def verified_output(record: Record, ui: Interface, indent: str = "") -> str:
     lines = [f"{indent}//// details | {_escape(title)}", f"{indent}    type: course-output", ""]
     printed = [text for text in record.output.values() if text]
     if any(p in line for text in printed for line in text for p in _PLACEHOLDERS):
-        names = ", ".join(f"`{p}`" for p in _PLACEHOLDERS if any(p in line for text in printed for line in text))
-        lines += [f"{indent}{_escape(ui.text(OUTPUT_PLACEHOLDERS))} {names}", ""]
+        names = ui.join_list([f"`{p}`" for p in _PLACEHOLDERS if any(p in line for text in printed for line in text)])
+        lines += [f"{indent}{ui.before(_escape(ui.text(OUTPUT_PLACEHOLDERS)), names)}", ""]
     if len(record.output) > 1:
         lines += [f"{indent}{_escape(ui.text(OUTPUT_ORDER))}", ""]
     for label, text in record.output.items():

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import gettext
 import io
+import unicodedata
 from dataclasses import dataclass
 
 import polib
+from babel.core import UnknownLocaleError
+from babel.lists import format_list
 
 __all__ = ["UIString", "STRINGS", "Interface", "interface_for"]
 
@@ -138,6 +141,8 @@ class Interface:
     """
 
     def __init__(self, catalog: polib.POFile | None = None, refused: frozenset[str] = frozenset()) -> None:
+        #: the catalog's ``Language`` header (``"en"`` for English): how lists are joined
+        self.locale = ((catalog.metadata.get("Language") if catalog is not None else None) or "en").replace("-", "_")
         if catalog is None:
             self._t: gettext.NullTranslations = gettext.NullTranslations()
             return
@@ -173,3 +178,21 @@ class Interface:
             except (KeyError, ValueError, TypeError):
                 continue
         return english
+
+    def join_list(self, items: list[str]) -> str:
+        """``items`` joined as a list in this language, by the CLDR list patterns
+        (Babel's ``format_list``, standard style): "a, b, and c" in English, "a、b、c" in
+        Japanese, "a, b и c" in Russian. The items are kept as they are (Markdown code
+        spans included); a locale CLDR does not know joins them with ", "."""
+        try:
+            return format_list(items, locale=self.locale)
+        except (UnknownLocaleError, ValueError, KeyError):
+            return ", ".join(items)
+
+    @staticmethod
+    def before(label: str, rest: str) -> str:
+        """``label`` followed by ``rest``, with a space between them unless the label ends
+        in a full-width character (CJK punctuation such as "：" carries its own spacing)."""
+        if label and unicodedata.east_asian_width(label[-1]) in ("F", "W"):
+            return label + rest
+        return f"{label} {rest}"
