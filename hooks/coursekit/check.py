@@ -2,7 +2,9 @@
 
 Checks (gettext manual, "The Format of PO Files" and "Invoking the msgfmt Program"):
 syntax and encoding, line ends, the ``Language``/``Plural-Forms``/``Content-Type``
-headers, duplicate msgids, msgids that are not in the English source (hand-edited),
+headers, duplicate messages (obsolete ones too, as msgfmt), entries with a ``msgctxt``
+(this site writes none, so they are not shown), catalogs whose English page is gone,
+msgids that are not in the English source (hand-edited),
 plural forms count, ``python-format`` placeholders (as ``msgfmt --check-format`` would,
 but for Python's ``%(name)s`` syntax), the safety of every translation
 (:mod:`coursekit.safety`, judged as the block each message is on its English page) and
@@ -15,7 +17,6 @@ import logging
 import re
 import shutil
 import subprocess
-from collections import Counter
 from pathlib import Path
 
 from babel.messages.plurals import get_plural
@@ -182,7 +183,7 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
     page = checker.page(source)
     rows = []
     for entry in catalog:
-        if entry.obsolete or entry.fuzzy or not entry.msgid or entry.msgid not in kinds:
+        if entry.obsolete or entry.fuzzy or not entry.msgid or entry.msgctxt is not None or entry.msgid not in kinds:
             continue
         if entry.msgid_plural:
             pairs = [(i, entry.msgid_plural if i else entry.msgid, s) for i, s in sorted(entry.msgstr_plural.items()) if s]
@@ -241,7 +242,11 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
 
     A translation the safety check refuses gives one line at its msgstr, its reasons
     joined by ``"; "`` and followed by :data:`REFUSED_REMEDY`, which is also the warning
-    the build prints when it shows the message in English.
+    the build prints when it shows the message in English. A duplicate message names
+    both lines (:func:`coursekit.catalog.duplicate_reason`); an entry with a context,
+    its ``msgctxt`` line; a catalog that belongs to no page
+    (:meth:`coursekit.project.Project.orphan_catalogs`) gets one line without a line
+    number, and its messages, shown on no page, are not judged.
 
     Args:
         project: the project (for the English source and the expected language).
@@ -274,14 +279,20 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     if f"nplurals={expected_plural.num_plurals}" not in forms.replace(" ", ""):
         out.append(f"{shown}:1: header Plural-Forms {forms!r} is wrong for {language!r}; expected {expected_plural.plural_forms!r}")
     live = [e for e in catalog if not e.obsolete]
-    for msgid, n in Counter((e.msgctxt, e.msgid) for e in live).items():
-        if n > 1:
-            dup = [e for e in live if (e.msgctxt, e.msgid) == msgid][1]
-            out.append(f"{shown}:{dup.linenum}: duplicate msgid {msgid[1][:40]!r}; merge the two entries")
-    expected = _expected_msgids(project, path)
     lines = raw.decode("utf-8").splitlines()
+    for first, repeated in po.duplicates(catalog):
+        out.append(f"{shown}:{po.message_line(lines, repeated)}: {po.duplicate_reason(lines, first, repeated)}")
+    if path in project.orphan_catalogs(language):  # its messages are shown on no page: nothing more to judge
+        page = (project.docs_dir / _language_and_page(project, path)[1].with_suffix(".md")).relative_to(project.root)
+        return out + [f"{shown}: no English page {page.as_posix()}; if the page was renamed, run course update, "
+                      "which offers its translations to the new page; then delete this file"]
+    expected = _expected_msgids(project, path)
     for entry in live:
         where = f"{shown}:{entry.linenum}"
+        if entry.msgctxt is not None:
+            out.append(f"{shown}:{po.message_line(lines, entry)}: context {entry.msgctxt[:40]!r} is not used by this "
+                       "site; the translation is not shown; remove the msgctxt line")
+            continue
         if expected is not None and entry.msgid not in expected:
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
                        "restore it, and run: course update")
@@ -356,7 +367,7 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
         missing = [m for m in msgids if m not in usable]
         if missing:
             wanted = set(missing)
-            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgid in wanted}
+            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgctxt is None and e.msgid in wanted}
             where = (f"translate them in {shown}, the first at line {min(held.values())}" if len(held) == len(missing)
                      else f"add the new ones with: course update --lang {language}, then translate them in {shown}")
             out.append(f"{page.as_posix()}: {len(missing)} of {len(msgids)} messages are untranslated or fuzzy in "
@@ -377,8 +388,6 @@ def page_warnings(project: Project) -> list[str]:
     return out
 
 
-def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False) -> list[str]:
-    """Problems of every catalog of the given languages (all by default), sorted by file."""
 def check_project(project: Project, languages: tuple[str, ...] | None = None, msgfmt: bool = False,
                   checker: TranslationCheck | None = None) -> list[str]:
     """Problems of every catalog of the given languages (all by default), by file, then

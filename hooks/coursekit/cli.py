@@ -23,6 +23,9 @@ def _cmd_update(args: argparse.Namespace) -> int:
     report = update(project, _languages(project, args))
     for path in report.written:
         print(f"updated {path.relative_to(project.root)}")
+    for path in report.orphans:
+        print(f"{path.relative_to(project.root)}: belongs to no English page; its translations were offered to "
+              "the other catalogs of its language (see course check)")
     print(f"{len(report.written)} catalog(s) updated, {len(report.unchanged)} unchanged")
     return 0
 
@@ -115,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("update", help="extract messages from the English pages and merge them into every catalog",
                        description="Extract the messages of docs/ and mkdocs.yml and merge them into i18n/<lang>/*.po: "
-                                   "new messages empty, changed ones fuzzy with the previous English, removed ones obsolete.")
+                                   "new messages empty, changed ones fuzzy with the previous English, removed ones obsolete; "
+                                   "comments, flags and header fields are kept, and the translations of a catalog whose "
+                                   "page is gone are offered to the others. A catalog with a duplicate message is refused "
+                                   "(exit status 2) and then nothing is written.")
     p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
     p.set_defaults(func=_cmd_update)
 

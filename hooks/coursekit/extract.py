@@ -61,14 +61,36 @@ def site_kinds(project: Project) -> dict[str, str]:
 
 @dataclass
 class UpdateReport:
-    """Which catalogs :func:`update` wrote (``written``) and left as they were (``unchanged``)."""
+    """Which catalogs :func:`update` wrote (``written``) and left as they were
+    (``unchanged``), and the catalogs that belong to no page (``orphans``), whose
+    translations were offered to the other catalogs of their language."""
 
     written: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
+    orphans: list[Path] = field(default_factory=list)
+
+
+def _read(path: Path):
+    """A catalog for merging (``None`` if missing), refused when it holds duplicates."""
+    if not path.is_file():
+        return None
+    catalog = po.load_for_update(path)
+    found = po.duplicates(catalog)
+    if found:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        first, repeated = found[0]
+        raise po.CatalogError(path, po.message_line(lines, repeated),
+                              f"{po.duplicate_reason(lines, first, repeated)}, then run course update again "
+                              "(no catalog was changed)")
+    return catalog
 
 
 def update(project: Project, languages: tuple[str, ...] | None = None) -> UpdateReport:
-    """Re-extract every page and merge the messages into each language's catalogs.
+    """Re-extract every page and merge the messages into each language's catalogs
+    (:func:`coursekit.catalog.merge`), offering the translations of a language's orphaned
+    catalogs (:meth:`coursekit.project.Project.orphan_catalogs`: a renamed or deleted
+    page's) to its other catalogs, as ``msgmerge --compendium`` does. Orphans are read,
+    never written or deleted.
 
     Args:
         project: the project.
@@ -78,17 +100,23 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
         An :class:`UpdateReport`. A catalog is only rewritten when its text changes.
 
     Raises:
-        coursekit.catalog.CatalogError: an existing catalog cannot be read (nothing is
-            written for it, so no translation is lost).
+        coursekit.catalog.CatalogError: a catalog (orphans included) cannot be read, or
+            holds two entries for one message (``msgmerge`` refuses those too); every
+            catalog is read before any is written, so then nothing is written at all.
     """
     report = UpdateReport()
     name = str(project.config.get("site_name", project.root.name))
     sources: list[tuple[Path | None, list[po.Message]]] = [(None, site_messages(project))]
     sources += [(page, page_messages(project, page)) for page in project.pages()]
+    work = []
     for language in languages or project.languages:
+        orphans = project.orphan_catalogs(language)
+        compendium = [_read(path) for path in orphans]
+        report.orphans += orphans
         for page, messages in sources:
             path = project.site_catalog_path(language) if page is None else project.catalog_path(language, page)
-            old = po.load(path) if path.is_file() else None
-            merged = po.merge(old, messages, language, name)
-            (report.written if po.save(merged, path) else report.unchanged).append(path)
+            work.append((path, _read(path), messages, language, compendium))
+    for path, old, messages, language, compendium in work:
+        merged = po.merge(old, messages, language, name, compendium)
+        (report.written if po.save(merged, path) else report.unchanged).append(path)
     return report

@@ -104,6 +104,13 @@ class Project:
         """Every catalog of one language (``i18n/<language>/**/*.po``), sorted."""
         return sorted((self.i18n_dir / language).rglob("*.po"))
 
+    def orphan_catalogs(self, language: str) -> list[Path]:
+        """The catalogs of a language that belong to no English page (its page was
+        renamed or deleted), sorted; the site catalog (``_site.po``) is never one."""
+        pages = {self.catalog_path(language, page) for page in self.pages()}
+        return [path for path in self.catalog_files(language)
+                if path not in pages and path != self.site_catalog_path(language)]
+
     def site_catalog_path(self, language: str) -> Path:
         """``i18n/<language>/_site.po``: site name, navigation and interface strings."""
         return self.i18n_dir / language / f"{SITE_CATALOG}.po"

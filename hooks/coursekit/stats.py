@@ -51,7 +51,7 @@ def catalog_stats(catalog: polib.POFile, refused: Container[str] = frozenset()) 
     """
     translated = fuzzy = untranslated = words = done = 0
     for entry in catalog:
-        if entry.obsolete:
+        if entry.obsolete or entry.msgctxt is not None:  # an entry with a context is not this site's message
             continue
         n = count_words(entry.msgid)
         words += n
