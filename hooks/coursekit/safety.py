@@ -15,6 +15,19 @@ same attributes and values, nested the same way, text aside, inline elements in 
 order. This is the allowlist approach of HTML sanitizers such as ammonia and bleach:
 what may appear is what the English has; nothing is searched for.
 
+Two things a skeleton holds are compared as a reader sees them. Code (inline code and
+code blocks) is part of the skeleton character for character: inline code may differ
+only in runs of the white space a browser collapses (a code span the msgid wraps over a
+line), so another space (U+3000 from a Japanese IME, a no-break space) or a homoglyph is
+refused, the reason naming the characters (``U+0430 CYRILLIC SMALL LETTER A where the
+msgid has U+0061 LATIN SMALL LETTER A``). And the text the rendering shows (entities
+decoded, ``alt`` and ``title`` values included: :attr:`coursekit.skeleton.Skeleton.shown`)
+may show each hidden character (:mod:`coursekit.invisible`: bidirectional controls,
+format, control, private-use and unassigned characters, default-ignorables) at most as
+often as the msgid's does: a right-to-left override keeps every element and reverses what
+the reader sees. For a table cell, whose probe sits between cells of the checker's own,
+reasons name only what the translator wrote (:func:`_cell_differences`).
+
 Three things a rendering of one message cannot show are checked first, line by line
 (lines as Python-Markdown splits them: ``\\r\\n``, ``\\r`` or ``\\n``):
 
@@ -31,7 +44,7 @@ Three things a rendering of one message cannot show are checked first, line by l
 
 Messages shown in HTML templates rather than rendered as Markdown (the site name, the
 404 page: kind :data:`PLAIN_TEXT`) must not add ``<``, ``>``, ``&`` or ``"``: MkDocs's
-templates do not escape them.
+templates do not escape them; nor hidden characters.
 
 Used by the build (:meth:`PageCheck.accept`, the ``accept`` callback of
 :func:`coursekit.render.render`; a refused translation renders in English), by
