@@ -11,13 +11,28 @@ an attack grammar (:func:`fragments`): raw HTML and event handlers, ``javascript
 ``data:`` targets, link and image syntax, reference definitions, footnotes, autolinks,
 entities and numeric character references, attribute lists in every form, include lines,
 block fences, HTML comments, Markdown that opens new blocks, very long strings, control
-characters; and with harmless edits (new text, reordered inline markup, escaped markup),
-so that a good share is accepted and the property has something to say.
+characters, invisible and bidirectional format characters (raw, as named entities and as
+numeric references, some drawn from Unicode's categories Cf, Co and Cn), Unicode spaces,
+printf-style conversion specs; edits inside code spans (another space, a homoglyph, an
+invisible character) and bidirectional controls around them; and harmless edits (new
+text, reordered inline markup, escaped markup, a soft line break or a space next to a code
+span), so that a good share is accepted and the property has something to say.
 
 The property: every translation the check accepts, spliced into its page with
 :func:`coursekit.page_guard.render_checked` exactly as the build does (the message check,
-then the page check, English fallback), gives a page whose HTML has the element skeleton of
-the English page (with the same English fallback spans for what the page check refuses) (:mod:`coursekit.skeleton`). The page is rendered by the site's engine, the way
+then the page check, English fallback), gives a page that shows what the English page
+shows (with the same English fallback spans for what the page check refuses):
+
+* the same element skeleton (:mod:`coursekit.skeleton`);
+* the same code, character for character: every ``<code>`` element's text, read here
+  with a parser of its own, inline code with runs of collapsible white space (space,
+  tab, line feed, carriage return) read as one space, as a browser shows it;
+* no hidden character (:func:`coursekit.invisible.hidden`: format, bidirectional,
+  control, private-use, unassigned, default-ignorable) more often than the English page
+  shows it, in all of the page's text, code and ``alt``/``title`` values, entities decoded
+  as a browser decodes them.
+
+The page is rendered by the site's engine, the way
 MkDocs renders a page's Markdown (``markdown.Markdown`` with mkdocs.yml's extensions and
 options; include lines read from ``snippets/``, code colored by Pygments). A real
 ``mkdocs build`` per example (about 20 s for five languages) would allow a few dozen
@@ -38,6 +53,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -46,6 +62,7 @@ from hypothesis import strategies as st
 from pymdownx.snippets import SnippetPreprocessor
 
 from . import catalog as po
+from . import invisible
 from .check import project_check
 from .markdown_engine import MarkdownEngine, engine_for
 from .project import Project
@@ -70,12 +87,86 @@ class Page:
     check: PageCheck
     kinds: dict[str, tuple[str, ...]]
     translations: dict[str, str]
-    english: Skeleton
+    english: "View"
     mutable: list[str] = field(default_factory=list)
     engine: MarkdownEngine | None = None  # the site's engine, which segments and renders the page
 
     def __repr__(self) -> str:  # how Hypothesis shows a failing example
         return f"<{self.language} {self.name}>"
+
+
+_COLLAPSIBLE = re.compile(r"[ \t\n\r]+")  # CSS Text Module Level 3, section 4.1
+
+
+class _Reader(HTMLParser):
+    """What a reader of a page's HTML sees: all its text (with ``alt`` and ``title``
+    values) and the text of each ``<code>`` element, entities decoded as a browser does.
+    Independent of :mod:`coursekit.skeleton`, which the check itself uses."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.codes: list[str] = []
+        self._open: list[tuple[bool, list[str]]] = []  # the <code> elements open: (inside a <pre>, text)
+        self._pre = self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.text.extend(f"\n{v}\n" for k, v in attrs if k in ("alt", "title") and v)
+        if tag == "code":
+            self._open.append((self._pre > 0, []))
+        self._pre += tag == "pre"
+        self._hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "code" and self._open:
+            self._close()
+        self._pre -= tag == "pre" and self._pre > 0
+        self._hidden -= tag in ("script", "style") and self._hidden > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.text.append(data)
+        for _, parts in self._open:
+            parts.append(data)
+
+    def _close(self) -> None:
+        in_pre, parts = self._open.pop()
+        self.codes.append("".join(parts) if in_pre else _COLLAPSIBLE.sub(" ", "".join(parts)))
+
+    def read(self, html: str) -> tuple[str, Counter]:
+        self.feed(invisible.browser_charrefs(html))
+        self.close()
+        while self._open:
+            self._close()
+        return "".join(self.text), Counter(self.codes)
+
+
+@dataclass
+class View:
+    """A rendered page as the property compares it: its skeleton, the text of its code
+    elements (counted) and all the text it shows."""
+
+    skeleton: Skeleton
+    codes: Counter
+    text: str
+
+    @classmethod
+    def of(cls, html: str) -> "View":
+        text, codes = _Reader().read(html)
+        return cls(skeleton(html), codes, text)
+
+    def differs(self, english: "View") -> str:
+        """How this page (a translation's) shows something the English page does not, in
+        a few words; ``""`` when it shows the same."""
+        if self.skeleton != english.skeleton:
+            return "change the page's structure"
+        if self.codes != english.codes:
+            lost, new = english.codes - self.codes, self.codes - english.codes
+            return f"change its code: {sorted(lost)[:2]!r} shown as {sorted(new)[:2]!r}"
+        more = invisible.added(english.text, self.text)
+        if more:
+            return "show hidden characters the English page does not: " + ", ".join(invisible.describe(c) for c, _, _ in more[:4])
+        return ""
 
 
 @dataclass
@@ -86,9 +177,9 @@ class Corpus:
     pages: list[Page]
     labels: tuple[str, ...]
 
-    def render_page(self, text: str) -> Skeleton:
-        """The skeleton of a page rendered as the site renders it."""
-        return skeleton(self.engine.convert(text))
+    def render_page(self, text: str) -> View:
+        """A page rendered as the site renders it, as the property compares it."""
+        return View.of(self.engine.convert(text))
 
 
 def _pseudo(msgid: str) -> str:
@@ -117,7 +208,8 @@ def corpus(project: Project, extra_pages: Iterable[Path] = ()) -> Corpus:
         kinds: dict[str, tuple[str, ...]] = {}
         for s in segments:
             kinds[s.msgid] = tuple(dict.fromkeys((*kinds.get(s.msgid, ()), s.kind)))
-        english = skeleton(engine.convert(source))
+        english_html = engine.convert(source)
+        english = skeleton(english_html)
         page_check = check.page(source)
         labels.update(re.findall(r"(?m)^ {0,3}\[([^\]^]+)\]:", source))
         # Left alone on the extra pages: messages the segmenter cuts from what this engine
@@ -142,7 +234,7 @@ def corpus(project: Project, extra_pages: Iterable[Path] = ()) -> Corpus:
             assert skeleton(engine.convert(result.markdown)) == english, f"{language} {name}: translated page differs"
             mutable = sorted(m for m in table if m in prose)
             if mutable:
-                pages.append(Page(name, language, source, page_check, kinds, table, english, mutable, engine))
+                pages.append(Page(name, language, source, page_check, kinds, table, View.of(english_html), mutable, engine))
     return Corpus(engine, pages, tuple(sorted(labels)))
 
 
@@ -175,6 +267,34 @@ _CONTROL = ("\r", "\r\n", "\x00", "\x0b", "\x0c", "\x1b[31m", "\x02", "\x03", "\
 _INLINE = ("**", "*", "_", "__", "`", "``", "\\", "|", "[", "]", "{", "}", "<", ">", "~~", "==", "^^", "  \n", "\\\n",
            "[x]", "[ ]", "![", "](", "<!", "-->", "\"", "'", "#!python ", "$", ":", "::")
 _CELL = ("|", "\\|", "\\", "`", "``", "` ", "&#124;", "||", "`|`")  # what spills a table cell into the next one
+# What changes display without changing structure (issue 34): bidirectional controls and
+# marks, zero-width characters and joiners, invisible operators, the byte order mark, the
+# soft hyphen, tag characters (hidden text), variation selectors (hidden bytes), fillers,
+# interlinear annotations, private use, noncharacters and unassigned code points; raw,
+# and below as named entities and numeric references (with and without the semicolon).
+_INVISIBLE = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069", "\u200e",
+              "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\ufeff", "\u00ad", "\u034f",
+              "\u180e", "\U000e0001", "\U000e0068\U000e0069", "\U000e007f", "\ufe0f", "\U000e0100", "\u3164", "\u115f",
+              "\uffa0", "\u17b4", "\ufff9x\ufffay\ufffb", "\ue000", "\U000f0000", "\ufdd0", "\uffff", "\u0378",
+              "\u202ex\u202c", "\u2067x\u2069")
+_INVISIBLE_REFERENCES = ("&#x202E;", "&#8238;", "&#X202e", "&#x0202E;", "&rlm;", "&lrm;", "&zwj;", "&zwnj;", "&shy;",
+                         "&ZeroWidthSpace;", "&NoBreak;", "&InvisibleTimes;", "&af;", "&#xFEFF;", "&#xE0041;&#xE0042;",
+                         "&#917505;", "&#x2067;x&#x2069;", "&#x1;", "&#x7F;", "&#xFDD0;", "&#xE000;", "&#x3164;",
+                         "&#xFE0F;", "&#x2029;", "&#x200B", "&#x0000202e;")
+_SPACES = ("\u3000", "\u00a0", "\u2009", "\u2002", "\u2003", "\u200a", "\u202f", "\u205f", "\u1680", "\u2007",
+           "&nbsp;", "&#x3000;", "&#8201;", "&ensp;", "&thinsp;", "&NonBreakingSpace;")
+# printf-style conversion specs (Python's %-formatting, which interface strings use) and
+# format fields: text on a page, but a padded one must not be read as anything else.
+_SPECS = ("%(count)2000d", "%(count)d", "%5s", "%%", "%s", "%d", "%(percent)d%%", "%(name)s", "%-10s", "%.3f", "%(count)*d",
+          "{count}", "{0}", "%n", "%")
+# Letters and signs that look like another in most fonts (Unicode's confusables.txt has them).
+_HOMOGLYPHS = {"a": "\u0430", "c": "\u0441", "e": "\u0435", "i": "\u0456", "o": "\u043e", "p": "\u0440", "s": "\u0455",
+               "x": "\u0445", "y": "\u0443", "j": "\u0458", "l": "\u04cf", "A": "\u0391", "B": "\u0412", "E": "\u0395",
+               "K": "\u039a", "M": "\u041c", "N": "\u039d", "O": "\u039f", "P": "\u0420", "T": "\u0422", "X": "\u03a7",
+               "-": "\u2010", "_": "\uff3f", "(": "\uff08", ")": "\uff09", "=": "\ua78a", ".": "\u2024", "0": "\u041e",
+               "1": "\u0661", ":": "\u2236", "/": "\u2215", '"': "\u201d", "'": "\u2019", ",": "\u201a", " ": "\u3000"}
+_AROUND = (("\u202e", "\u202c"), ("&#x202E;", "&#x202C;"), ("\u2067", "\u2069"), ("&#x2067;", "&#x2069;"),
+           ("\u202e", ""), ("&rlm;", ""), ("\u200f", "\u200e"), ("\u2068", "\u2069"))
 _LONG = ("A" * 5000, "[" * 3000, "*" * 4000, "<" * 2000, "`" * 2000, "x" * 30000, "[a](" + "b" * 3000 + ")",
          "**" * 1500, "&#60;" * 800, "\n" * 500)
 
@@ -216,6 +336,8 @@ def fragments(labels: tuple[str, ...] = ("ref",)) -> st.SearchStrategy[tuple[str
                                 "<!-- --8<-- \"x\" -->", "<!-->"))
     at_line = lambda texts: st.builds(lambda t, nl: f"\n{t}{nl}", st.sampled_from(texts), st.sampled_from(("", "\n")))  # noqa: E731
     text = st.text(alphabet=st.characters(categories=("L", "N", "Zs"), max_codepoint=0x30FF), min_size=1, max_size=12)
+    references = st.builds(lambda c, form: form.format(ord(c)), st.characters(categories=("Cf", "Co", "Cn", "Cc", "Zl", "Zp")),
+                           st.sampled_from(("&#x{:X};", "&#{:d};", "&#x{:x}", "&#{:d}")))
     return st.one_of(
         st.tuples(st.just("raw html"), st.one_of(tag, bare_tag)),
         st.tuples(st.just("link or image"), links),
@@ -233,13 +355,63 @@ def fragments(labels: tuple[str, ...] = ("ref",)) -> st.SearchStrategy[tuple[str
         st.tuples(st.just("escaped markup"), st.sampled_from(_ESCAPED)),
         st.tuples(st.just("long string"), st.sampled_from(_LONG)),
         st.tuples(st.just("control character"), st.sampled_from(_CONTROL)),
+        st.tuples(st.just("invisible character"), st.one_of(st.sampled_from(_INVISIBLE),
+                                                            st.characters(categories=("Cf", "Co", "Cn", "Mn")))),
+        st.tuples(st.just("invisible reference"), st.one_of(st.sampled_from(_INVISIBLE_REFERENCES), references)),
+        st.tuples(st.just("unicode space"), st.one_of(st.sampled_from(_SPACES), st.characters(categories=("Zs",)))),
+        st.tuples(st.just("conversion spec"), st.sampled_from(_SPECS)),
         st.tuples(st.just("text"), text),
     )
 
 
 _EDITS = st.integers(1, 3)
 _OPERATIONS = st.sampled_from(("insert", "insert", "insert", "replace", "append", "prepend", "wrap", "reorder", "delete",
-                               "whole", "line"))
+                               "whole", "line", "code", "code"))
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_CODE_EDITS = st.sampled_from(("space in code", "homoglyph in code", "invisible in code", "bidi around code",
+                               "space around code", "soft break in code"))
+
+
+@st.composite
+def _code_edit(draw, text: str) -> tuple[str, str]:
+    """One edit of a code span of ``text`` (another space, a homoglyph, an invisible
+    character inside it; a bidirectional control, a space around it; a soft line break in
+    it); returns the text and the edit's family, or ``text`` and ``""`` without a code span."""
+    spans = list(_CODE_SPAN.finditer(text))
+    if not spans:
+        return text, ""
+    span = draw(st.sampled_from(spans))
+    start, end = span.start(2), span.end(2)  # the code between the backticks
+    family = draw(_CODE_EDITS)
+    inside = draw(st.integers(start, end))
+    if family == "space in code":
+        spaces = [i for i in range(start, end) if text[i] == " "]
+        space = draw(st.one_of(st.sampled_from(_SPACES), st.characters(categories=("Zs",))))
+        if spaces and draw(st.booleans()):
+            i = draw(st.sampled_from(spaces))
+            return text[:i] + space + text[i + 1:], family
+        return text[:inside] + space + text[inside:], family
+    if family == "homoglyph in code":
+        places = [i for i in range(start, end) if text[i] in _HOMOGLYPHS]
+        if not places:
+            return text[:inside] + "\u0430" + text[inside:], family
+        i = draw(st.sampled_from(places))
+        return text[:i] + _HOMOGLYPHS[text[i]] + text[i + 1:], family
+    if family == "invisible in code":
+        char = draw(st.one_of(st.sampled_from(_INVISIBLE), st.characters(categories=("Cf",))))
+        return text[:inside] + char + text[inside:], family
+    if family == "bidi around code":
+        opener, closer = draw(st.sampled_from(_AROUND))
+        return text[:span.start()] + opener + span.group() + closer + text[span.end():], family
+    if family == "space around code":
+        space = draw(st.sampled_from(_SPACES))
+        at = span.start() if draw(st.booleans()) else span.end()
+        return text[:at] + space + text[at:], family
+    spaces = [i for i in range(start, end) if text[i] == " "]  # a soft break where the code has a space: the same code
+    if not spaces:
+        return text, ""
+    i = draw(st.sampled_from(spaces))
+    return text[:i] + draw(st.sampled_from(("\n", "  ", " \n"))) + text[i + 1:], family
 # A translation that is one line of block syntax and nothing else (a message with no
 # markup of its own, such as "Recap", has nothing else to lose).
 _LINES = st.one_of(st.tuples(st.just("include line"), st.sampled_from(_INCLUDES)),
@@ -270,6 +442,11 @@ def _mutant(draw, base: str, labels: tuple[str, ...]) -> tuple[str, tuple[str, .
         if op == "line":
             family, text = draw(_LINES)
             families.append(family)
+            continue
+        if op == "code":
+            text, family = draw(_code_edit(text))
+            if family:
+                families.append(family)
             continue
         family, fragment = draw(fragments(labels))
         families.append(family)
@@ -325,8 +502,9 @@ class FuzzReport:
             translations mutated together).
         tried: mutated translations judged.
         accepted: of those, accepted by the check.
-        changed: accepted in an example whose page skeleton differs from the English
-            (must be 0), or whose page could not be rendered.
+        changed: accepted in an example whose page shows something the English page does
+            not (:meth:`View.differs`: structure, code, hidden characters; must be 0), or
+            whose page could not be rendered.
         renders: pages rendered (examples with at least one accepted translation).
         together: accepted by the message check, refused by the page check
             (:mod:`coursekit.page_guard`): each harmless alone, not together.
@@ -353,7 +531,7 @@ class FuzzReport:
         """A one-line summary."""
         return (f"{self.tried} translations tried in {self.examples} examples, {self.accepted} accepted, "
                 f"{self.rejected} rejected, {self.together} of the accepted refused by the page check, "
-                f"{self.changed} accepted but structure changed, "
+                f"{self.changed} accepted but the page changed, "
                 f"{self.renders} pages rendered, {self.seconds:.0f} s")
 
 
@@ -402,10 +580,10 @@ def _judge_example(corpus: Corpus, page: Page, mutated: dict[str, tuple[str, tup
         report.changed += len(accepted)
         return (f"{page.language} {page.name}: accepted translations add include lines "
                 f"{sorted((includes - _include_lines(page.source)).elements())!r}: {_culprits(corpus, page, accepted)!r}")
-    if translated != english:
+    difference = translated.differs(english)
+    if difference:
         report.changed += len(accepted)
-        return (f"{page.language} {page.name}: accepted translations change the page's structure: "
-                f"{_culprits(corpus, page, accepted)!r}")
+        return f"{page.language} {page.name}: accepted translations {difference}: {_culprits(corpus, page, accepted)!r}"
     return None
 
 
@@ -423,7 +601,7 @@ def _culprits(corpus: Corpus, page: Page, accepted: dict[str, str]) -> dict[str,
     for msgid, msgstr in accepted.items():
         result = render(page.source, {**page.translations, msgid: msgstr}, accept=page.check.accept, fallback_lang="en",
                         engine=page.engine)
-        if corpus.render_page(result.markdown) != page.english or _include_lines(result.markdown) != _include_lines(page.source):
+        if corpus.render_page(result.markdown).differs(page.english) or _include_lines(result.markdown) != _include_lines(page.source):
             alone[msgid] = msgstr
     return {_clip(m): _clip(s) for m, s in (alone or accepted).items()}
 

@@ -13,7 +13,8 @@ three paragraphs and a code block.
 So after the per-message check, the page is rendered as the build renders it (every
 accepted translation spliced in by :func:`coursekit.render.render`, the English fallback
 spans included) and its element skeleton (:mod:`coursekit.skeleton`) is compared with the
-English page's, rendered with the same fallback spans. They are equal for every page of
+English page's, rendered with the same fallback spans, and so are the hidden characters
+its text shows (:mod:`coursekit.invisible`: no more of each than the English page shows). They are equal for every page of
 a sound catalog, which costs one rendering of the page per language (the English one is
 shared). When they differ, a bisection over the translations in page order finds one
 that completes a breaking set, refuses it, and repeats until the page keeps its
@@ -27,6 +28,7 @@ import functools
 import hashlib
 from collections.abc import Mapping
 
+from . import invisible
 from .markdown_engine import MarkdownEngine
 from .render import RenderResult, render
 from .segment import segment
@@ -135,7 +137,10 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
         english = render(source, {**same, **{m: m for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
         # The site's own engine, as MkDocs renders the page: without Pygments, pymdownx.highlight
         # lays code out differently, and a page's text can end up inside a <pre>.
-        return _skeleton(engine, translated.markdown, included) != _skeleton(engine, english.markdown, included)
+        mine, theirs = _skeleton(engine, translated.markdown, included), _skeleton(engine, english.markdown, included)
+        if isinstance(mine, str) or isinstance(theirs, str):
+            return mine != theirs
+        return mine != theirs or bool(invisible.added(theirs.shown, mine.shown))
 
     refused: dict[str, str] = {}
     while order and breaks(order):

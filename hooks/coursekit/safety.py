@@ -15,6 +15,19 @@ same attributes and values, nested the same way, text aside, inline elements in 
 order. This is the allowlist approach of HTML sanitizers such as ammonia and bleach:
 what may appear is what the English has; nothing is searched for.
 
+Two things a skeleton holds are compared as a reader sees them. Code (inline code and
+code blocks) is part of the skeleton character for character: inline code may differ
+only in runs of the white space a browser collapses (a code span the msgid wraps over a
+line), so another space (U+3000 from a Japanese IME, a no-break space) or a homoglyph is
+refused, the reason naming the characters (``U+0430 CYRILLIC SMALL LETTER A where the
+msgid has U+0061 LATIN SMALL LETTER A``). And the text the rendering shows (entities
+decoded, ``alt`` and ``title`` values included: :attr:`coursekit.skeleton.Skeleton.shown`)
+may show each hidden character (:mod:`coursekit.invisible`: bidirectional controls,
+format, control, private-use and unassigned characters, default-ignorables) at most as
+often as the msgid's does: a right-to-left override keeps every element and reverses what
+the reader sees. For a table cell, whose probe sits between cells of the checker's own,
+reasons name only what the translator wrote (:func:`_cell_differences`).
+
 Three things a rendering of one message cannot show are checked first, line by line
 (lines as Python-Markdown splits them: ``\\r\\n``, ``\\r`` or ``\\n``):
 
@@ -33,7 +46,7 @@ Three things a rendering of one message cannot show are checked first, line by l
 
 Messages shown in HTML templates rather than rendered as Markdown (the site name, the
 404 page: kind :data:`PLAIN_TEXT`) must not add ``<``, ``>``, ``&`` or ``"``: MkDocs's
-templates do not escape them.
+templates do not escape them; nor hidden characters.
 
 Used by the build (:meth:`PageCheck.accept`, the ``accept`` callback of
 :func:`coursekit.render.render`; a refused translation renders in English), by
@@ -42,6 +55,7 @@ the status page and ``course stats`` (a refused translation counts as untranslat
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections import Counter
@@ -51,9 +65,10 @@ import markdown
 from markdown.extensions.abbr import AbbrExtension
 from markdown.extensions.footnotes import FootnoteExtension
 
+from . import invisible
 from .markdown_engine import MarkdownEngine
 from .render import _splice
-from .skeleton import Skeleton, skeleton
+from .skeleton import Element, Skeleton, skeleton
 
 __all__ = ["DEFAULT_KIND", "EXTRA_BRACKETS", "GROWTH", "PLAIN_TEXT", "SLACK", "PageCheck", "TranslationCheck", "check_for",
            "clear_caches", "size_limit"]
@@ -127,6 +142,7 @@ _TICKS = re.compile(r"`+")
 # which the hooks' line scanners use (coursekit.gate), breaks lines there.
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _MAX_REASONS = 5  # structural differences named in one line; the rest are counted
+_MAX_HIDDEN = 3  # hidden characters named in one line; the rest are counted
 
 
 class TranslationCheck:
@@ -367,7 +383,7 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
     if kind == PLAIN_TEXT:
         added = Counter(c for c in msgstr if c in _HTML_SPECIAL) - Counter(c for c in msgid if c in _HTML_SPECIAL)
         return tuple(f"adds the HTML character {c!r}, which this string cannot carry (it is shown in HTML as it is); "
-                     f"leave it out" for c in sorted(added))
+                     f"leave it out" for c in sorted(added)) + tuple(_hidden_reasons(msgid, msgstr))
     places = _places(engine, definitions, kind, msgid, msgstr)
     # In a heading, table cell or title the first line follows the block's own syntax on
     # the same line, so only the lines after a hard break can start a block.
@@ -379,7 +395,10 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
         if isinstance(translated, str):
             found.append(f"cannot be rendered by the site's Markdown ({translated})")
             break
-        if isinstance(english, str) or english == translated:
+        if isinstance(english, str):
+            continue
+        found.extend(r for r in _hidden_reasons(english.shown, translated.shown) if r not in found)
+        if english == translated:
             continue
         alone = (_render(engine, definitions, before + _splice(msgid, continuation) + after),
                  _render(engine, definitions, before + _splice(msgstr, continuation) + after))
@@ -390,11 +409,64 @@ def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, ms
             break
         if not isinstance(alone[1], str) and not isinstance(alone[0], str):
             english, translated = alone
-        found.extend(r for r in _differences(english, translated, msgid, msgstr) if r not in found)
         if k.startswith("table"):
-            found.extend(_cell_hints(msgid, msgstr))
+            reasons = _cell_differences(engine, definitions, "header" in k, english, translated, msgid, msgstr)
+        else:
+            reasons = _differences(english, translated, msgid, msgstr)
+        found.extend(r for r in reasons if r not in found)
         break
     return tuple(found)
+
+
+def _hidden_reasons(english: str, translated: str) -> list[str]:
+    """One phrase per hidden character (:mod:`coursekit.invisible`) the translation shows
+    more often than the English, naming it; the text each side shows is given."""
+    found = []
+    for char, mine, theirs in invisible.added(english, translated):
+        name = invisible.describe(char)
+        found.append(f"shows {name} {mine} times where the msgid shows it {theirs}; remove the extra ones" if theirs
+                     else f"adds {name}, {invisible.effect(char)}; remove it")
+    if len(found) > _MAX_HIDDEN:
+        found[_MAX_HIDDEN:] = [f"and {len(found) - _MAX_HIDDEN} more such characters that the msgid does not have; "
+                               "remove them"]
+    return found
+
+
+def _probe_cell(rendering: Skeleton, header: bool) -> Element | None:
+    """The cell a table place (:func:`_places`) puts the message in: the middle one of the
+    first row of the table's head (``header``) or body; ``None`` when the rendering has no
+    such row of three cells."""
+    table = next((e for e in rendering.root.children if e.tag == "table"), None)
+    part = next((e for e in table.children if e.tag == ("thead" if header else "tbody")), None) if table else None
+    row = next((e for e in part.children if e.tag == "tr"), None) if part else None
+    cells = [e for e in row.children if e.tag in ("td", "th")] if row else []
+    return cells[1] if len(cells) == 3 else None
+
+
+def _outside(element: Element, cell: Element) -> tuple:
+    """:meth:`Element.key` with ``cell`` left out (its place kept)."""
+    if element is cell:
+        return ("#cell",)
+    return (element.tag, element.attrs, element.text, tuple(_outside(child, cell) for child in element.children))
+
+
+def _cell_differences(engine: MarkdownEngine, definitions: tuple, header: bool, english: Skeleton,
+                      translated: Skeleton, msgid: str, msgstr: str) -> list[str]:
+    """Why a table cell's translation renders differently, naming only what the translator
+    wrote: the neighbour cells of the probe hold code spans of the checker's own, which a
+    reason must not name. When all that changed is inside the cell, the cells' contents
+    are compared; when the cell spills into its row (a ``|``, a backtick pairing with a
+    neighbour's, a final backslash), that is said, with what the translation changes when
+    rendered as a paragraph of its own and the usual causes (:func:`_cell_hints`)."""
+    cells = _probe_cell(english, header), _probe_cell(translated, header)
+    if None not in cells and _outside(english.root, cells[0]) == _outside(translated.root, cells[1]):
+        return _differences(Skeleton(Element("#root", children=[cells[0]])),
+                            Skeleton(Element("#root", children=[cells[1]])), msgid, msgstr)
+    found = ["does not stay in its table cell: the cells of its row change"]
+    alone = [_render(engine, definitions, _splice(text, "") + "\n\nz\n" + _CLOSERS) for text in (msgid, msgstr)]
+    if not any(isinstance(a, str) for a in alone) and alone[0] != alone[1]:
+        found += [r for r in _differences(alone[0], alone[1], msgid, msgstr) if not r.startswith("changes how the markup")]
+    return found + _cell_hints(msgid, msgstr)
 
 
 def _cell_hints(msgid: str, msgstr: str) -> list[str]:
@@ -474,6 +546,40 @@ def _attribute_change(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, st
     return ", ".join(parts) or "reorders them"
 
 
+_CODE_CHANGE = 3  # distinct characters a code change may have on each side to be named character by character
+_CODE_COMPARED = 200  # longest code span compared character by character
+
+
+def _characters(chars: str) -> str:
+    return ", ".join(invisible.describe(c) for c in dict.fromkeys(chars))
+
+
+def _code_changes(missing: list[str], added: list[str]):
+    """``(msgid's code, msgstr's code, what changed)`` for each code span of the msgstr
+    that is a msgid's code with a few characters changed (a homoglyph, another space):
+    the characters named as Unicode names them (``U+0430 CYRILLIC SMALL LETTER A where the
+    msgid has U+0061 LATIN SMALL LETTER A``). Each code is paired once, with the most
+    similar one (difflib's ratio)."""
+    left = [m for m in missing if len(m) <= _CODE_COMPARED]
+    for new in added:
+        if len(new) > _CODE_COMPARED or not left:
+            continue
+        old = max(left, key=lambda m: difflib.SequenceMatcher(None, m, new, autojunk=False).ratio())
+        ops = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes() if op[0] != "equal"]
+        theirs = "".join(old[i1:i2] for _, i1, i2, _, _ in ops)
+        mine = "".join(new[j1:j2] for _, _, _, j1, j2 in ops)
+        if len(set(theirs)) > _CODE_CHANGE or len(set(mine)) > _CODE_CHANGE:
+            continue
+        if mine and theirs:
+            change = f"it has {_characters(mine)} where the msgid has {_characters(theirs)}"
+        elif mine:
+            change = f"it adds {_characters(mine)}"
+        else:
+            change = f"it leaves out {_characters(theirs)}"
+        left.remove(old)
+        yield old, new, change
+
+
 def _differences(english: Skeleton, translated: Skeleton, msgid: str, msgstr: str) -> list[str]:
     """Why two skeletons differ, in a translator's words (one phrase each)."""
     out: list[str] = []
@@ -483,9 +589,14 @@ def _differences(english: Skeleton, translated: Skeleton, msgid: str, msgstr: st
         # one lost backtick re-pairs every code span after it: name the cause first
         out.append(f"has {ticks[1]} backticks where the msgid has {ticks[0]}, so a code span is left open or "
                    "closed early and every one after it shifts; copy the code spans exactly")
-    for code in sorted((codes_en - codes_tr).elements()):
+    lost, extra = sorted((codes_en - codes_tr).elements()), sorted((codes_tr - codes_en).elements())
+    for old, new, change in list(_code_changes(lost, extra)):
+        lost.remove(old)
+        extra.remove(new)
+        out.append(f"inline code `{_short(old)}` is written `{_short(new)}`: {change}; copy code exactly")
+    for code in lost:
         out.append(f"inline code `{_short(code)}` missing or changed")
-    for code in sorted((codes_tr - codes_en).elements()):
+    for code in extra:
         out.append(f"adds inline code `{_short(code)}`")
     rest_en = Counter({k: n for k, n in english.elements().items() if k[0] != "code"})
     rest_tr = Counter({k: n for k, n in translated.elements().items() if k[0] != "code"})

@@ -8,13 +8,24 @@ stray end tags count as elements, so a translation cannot add them either.
 
 Two kinds of content are not text for this purpose: what is inside ``<code>``, ``<pre>``,
 ``<script>`` and ``<style>`` (code is never translated, so its text is part of the
-skeleton; inline code with its runs of white space read as one space, as a browser
-shows it), and the values of every attribute except ``alt`` and ``title``, which are
-human-readable and so are translated (their presence still counts).
+skeleton, character for character), and the values of every attribute except ``alt`` and
+``title``, which are human-readable and so are translated (their presence still counts).
+Inline code is compared exactly but for one thing a browser does not show: a run of the
+white space CSS collapses (space, tab, line feed, carriage return: CSS Text Module Level 3,
+section 4.1) reads as one space, so a code span that the msgid wraps over a line break
+and the msgstr writes on one line is the same code. No other space folds: an ideographic
+space (U+3000) or a no-break space (U+00A0) in code is another character, which the
+reader would copy.
+
+Text is left out of the comparison but kept beside it (:attr:`Skeleton.shown`): what a
+reader sees outside code, entities decoded, with the ``alt`` and ``title`` values, so
+that a check can look at the characters it shows (:mod:`coursekit.invisible`).
 
 The HTML is read with the standard library's tokenizer (:mod:`html.parser`), the same
-way for both sides of a comparison; which elements are blocks is Python-Markdown's list
-(``markdown.util.BLOCK_LEVEL_ELEMENTS``).
+way for both sides of a comparison, after numeric character references that Python drops
+but browsers keep are made the characters browsers show
+(:func:`coursekit.invisible.browser_charrefs`); which elements are blocks is
+Python-Markdown's list (``markdown.util.BLOCK_LEVEL_ELEMENTS``).
 """
 from __future__ import annotations
 
@@ -26,6 +37,8 @@ from html.parser import HTMLParser
 
 from markdown.util import BLOCK_LEVEL_ELEMENTS
 
+from .invisible import browser_charrefs
+
 __all__ = ["Element", "Skeleton", "skeleton"]
 
 # Elements without an end tag (HTML Living Standard, "void elements").
@@ -33,6 +46,9 @@ _VOID = frozenset("area base br col embed hr img input link meta param source tr
 _VERBATIM = frozenset({"code", "pre", "script", "style"})
 _TEXT_ATTRIBUTES = frozenset({"alt", "title"})
 _BLOCK = frozenset(BLOCK_LEVEL_ELEMENTS)
+# CSS Text Module Level 3, section 4.1: the white space a browser collapses in inline text
+# (a carriage return becomes a line feed when HTML is parsed, or counts as a space).
+_COLLAPSIBLE = re.compile(r"[ \t\n\r]+")
 
 
 @dataclass
@@ -81,9 +97,12 @@ class Skeleton:
 
     Attributes:
         root: a ``"#root"`` element holding the top-level elements.
+        shown: the text a reader sees outside code (entities decoded), and the value of
+            each ``alt`` and ``title`` attribute on a line of its own; not compared.
     """
 
     root: Element
+    shown: str = ""
 
     def key(self) -> tuple:
         """The comparable form of the whole fragment."""
@@ -111,11 +130,16 @@ class _Builder(HTMLParser):
         self.stack = [self.root]
         self.texts: dict[int, list[str]] = {}
         self.inline_code: set[int] = set()
+        self.shown: list[str] = []
 
     def _add(self, element: Element) -> None:
         self.stack[-1].children.append(element)
 
+    def _show_attributes(self, attrs: list[tuple[str, str | None]]) -> None:
+        self.shown.extend(f"\n{value}\n" for name, value in attrs if name in _TEXT_ATTRIBUTES and value)
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._show_attributes(attrs)
         element = Element(tag, _attributes(attrs))
         self._add(element)
         if tag not in _VOID:
@@ -124,6 +148,7 @@ class _Builder(HTMLParser):
             self.stack.append(element)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._show_attributes(attrs)
         self._add(Element(tag, _attributes(attrs)))
 
     def handle_endtag(self, tag: str) -> None:
@@ -137,9 +162,13 @@ class _Builder(HTMLParser):
             self._add(Element("/" + tag))
 
     def handle_data(self, data: str) -> None:
+        verbatim = False
         for element in self.stack:
             if element.tag in _VERBATIM:
                 self.texts.setdefault(id(element), []).append(data)
+                verbatim = True
+        if not verbatim:
+            self.shown.append(data)
 
     def handle_comment(self, data: str) -> None:
         self._add(Element("#comment", (("data", data),)))
@@ -157,7 +186,7 @@ class _Builder(HTMLParser):
         if element.tag in _VERBATIM:
             element.text = "".join(self.texts.pop(id(element), ()))
             if id(element) in self.inline_code:  # shown as one line: a soft break in the source is a space
-                element.text = " ".join(element.text.split())
+                element.text = _COLLAPSIBLE.sub(" ", element.text)
 
     def finish(self) -> Element:
         self.close()
@@ -193,9 +222,10 @@ def skeleton(html: str) -> Skeleton:
         return f'<pre {marker}="{len(blocks) - 1}"></pre>'
 
     builder = _Builder()
+    html = browser_charrefs(html)
     builder.feed(_PRE.sub(keep, html) if "<pre" in html.lower() else html)
     root = builder.finish()
     for element in root.walk():
         if element.tag == "pre" and len(element.attrs) == 1 and element.attrs[0][0] == marker:
             element.attrs, element.text, element.children = (), blocks[int(element.attrs[0][1])], []
-    return Skeleton(root)
+    return Skeleton(root, "".join(builder.shown))

@@ -39,6 +39,12 @@ INCLUDES = {
 MISSING = ("sv", "torchrun-launching")
 HAND_ADDED = "A sentence that no page has. " * 830
 TOGETHER_PAGE = ("tr", "torchrun-launching.md")
+# Issue 34: what keeps the structure but changes what the reader sees. A right-to-left
+# override before a code span (Chromium shows the address reversed), and an ideographic
+# space (a Japanese IME's) inside a command the reader copies.
+PREDICT = "Before you run it in two terminals, predict:"
+ADDRESS = "`127.0.0.1:29400`"
+COMMAND = "`torchrun --nproc-per-node=2 default_port.py`"
 
 
 @dataclass
@@ -124,6 +130,13 @@ def built(tmp_path_factory) -> Built:
     catalog.save(str(hand))
     lines["hand-added"] = next(e.linenum for e in polib.pofile(str(hand)) if e.msgid == HAND_ADDED)
 
+    launching = project.catalog_path("ru", "torchrun-launching.md")
+    entry = next(e for e in polib.pofile(str(launching)) if e.msgid.startswith(PREDICT))
+    lines["right-to-left override"] = _set(launching, entry.msgid, entry.msgstr.replace(ADDRESS, f"\u202e{ADDRESS}", 1))
+    launching = project.catalog_path("ja", "torchrun-launching.md")
+    entry = next(e for e in polib.pofile(str(launching)) if COMMAND in e.msgid)
+    lines["ideographic space"] = _set(launching, entry.msgid, entry.msgstr.replace("torchrun --", "torchrun\u3000--", 1))
+
     project.catalog_path(MISSING[0], f"{MISSING[1]}.md").unlink()
     run = lambda strict: subprocess.run([*MKDOCS, "build", "--strict" if strict else "--no-strict"],  # noqa: E731
                                         cwd=root, capture_output=True, text=True, env=MKDOCS_ENV)
@@ -137,7 +150,7 @@ def test_nothing_crashes_and_the_strict_build_fails(built):
         assert "Traceback" not in proc.stdout + proc.stderr
         assert "could not be found" not in proc.stderr  # pymdownx.snippets never sees a planted include line
     assert built.strict.returncode != 0
-    assert "Aborted with 11 warnings in strict mode" in built.strict.stdout + built.strict.stderr
+    assert "Aborted with 13 warnings in strict mode" in built.strict.stdout + built.strict.stderr
 
 
 def test_an_attribute_list_without_a_colon_is_refused(built):
@@ -192,7 +205,7 @@ def test_course_check_names_the_same_lines_as_the_build(built, capsys):
     assert status == 1
     refused = sorted(line for line in out if re.match(r"i18n/\w+/[\w-]+\.po:\d+: ", line))
     warned = sorted(re.findall(r"^WARNING +- +(i18n/\w+/[\w-]+\.po:\d+: .*)$", built.loose.stderr, re.M))
-    assert refused == warned and len(refused) == 10
+    assert refused == warned and len(refused) == 12
 
 
 def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
@@ -228,3 +241,22 @@ def test_an_entry_on_no_page_is_reported_not_rendered(built):
         f"i18n/sv/ddp-basics.po:{line}: msgid 'A sentence that no page has. A sentence ' is not in the English "
         "source (was it edited by hand?); restore it, and run: course update")
     assert "![![" not in str(built.html("sv", "ddp-basics"))
+
+
+def test_a_right_to_left_override_before_a_code_span_is_refused(built):
+    assert built.refusal("i18n/ru/torchrun-launching.po", built.lines["right-to-left override"]).endswith(
+        "adds U+202E RIGHT-TO-LEFT OVERRIDE, which reorders the text shown around it; remove it")
+    page = built.html("ru", "torchrun-launching")
+    assert "\u202e" not in str(page)
+    english = [s for s in page.select('article span[lang="en"]') if s.get_text().startswith(PREDICT)]
+    assert len(english) == 1 and english[0].code.get_text() == ADDRESS.strip("`")
+
+
+def test_an_ideographic_space_inside_code_is_refused(built):
+    assert built.refusal("i18n/ja/torchrun-launching.po", built.lines["ideographic space"]).endswith(
+        f"inline code {COMMAND} is written `torchrun\\u3000--nproc-per-node=2 default_port.py`: it has U+3000 "
+        "IDEOGRAPHIC SPACE where the msgid has U+0020 SPACE; copy code exactly")
+    page = built.html("ja", "torchrun-launching")
+    assert not [c for c in page.select("article code") if "\u3000" in c.get_text()]
+    english = [s for s in page.select("article summary") if s.get_text().startswith("You start")]  # a details title
+    assert len(english) == 1 and english[0].code.get_text() == COMMAND.strip("`")

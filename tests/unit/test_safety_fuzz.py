@@ -1,5 +1,7 @@
-"""Proof by fuzzing: every translation the safety check accepts keeps its page's structure
-when the page is rendered by the site's own Markdown engine (coursekit.fuzz_safety).
+"""Proof by fuzzing: every translation the safety check accepts keeps its page's structure,
+its code (character for character) and the hidden characters it shows (none the English
+page does not show) when the page is rendered by the site's own Markdown engine
+(coursekit.fuzz_safety).
 
 The run is derandomized (the same examples on every machine) and bounded by its number
 of examples; ``course bench --only fuzz`` runs at least 100,000 translations.
@@ -32,4 +34,6 @@ def test_accepted_translations_keep_the_structure_of_their_page(fuzz_corpus, cap
     # Both sides are exercised: many translations get through (so the property says
     # something), many are refused (so the grammar attacks).
     assert 0.2 * report.tried < report.accepted < 0.8 * report.tried
-    assert {"include line", "attribute list", "raw html", "control character", "new block"} <= set(report.families)
+    assert {"include line", "attribute list", "raw html", "control character", "new block", "invisible character",
+            "invisible reference", "unicode space", "conversion spec", "space in code", "homoglyph in code",
+            "invisible in code", "bidi around code", "space around code"} <= set(report.families)
