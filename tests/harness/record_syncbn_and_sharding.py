@@ -41,10 +41,16 @@ original with the same arguments and returns its result; tensors are copied with
   DTensors from unsharded plain tensors), ``linear`` (an ``nn.Linear`` ran its forward),
   ``step`` (an optimizer step ended), and ``dcp_save``/``dcp_save_end`` around every
   ``torch.distributed.checkpoint.save`` call;
-* ``model_state_dicts``: every ``get_model_state_dict`` call: its options and, per key
-  of what it returned, shape, device and whether it is a DTensor;
+* ``model_state_dicts``: every ``get_model_state_dict`` call: its options, the
+  ``DTensor.redistribute`` calls made inside it, in order (global and local shape, the
+  placements of the result), and, per key of what it returned, shape, device and
+  whether it is a DTensor;
 * ``set_model_state_dicts``: every ``set_model_state_dict`` call: its options, how many
-  entries the caller passed, and the model's local parameter shards afterwards;
+  entries the caller passed, the ``broadcast`` events issued inside it, and the model's
+  local parameter shards afterwards;
+* ``coalesced_broadcasts``: how many times ``dist._broadcast_coalesced`` ran (DDP's
+  broadcast of parameters at construction and of buffers before a forward pass); each
+  ``batchnorm`` entry holds the count as it was when that layer's forward ended;
 * ``to_empty``: every ``nn.Module.to_empty`` call: the device type of each parameter's
   local shard before and after;
 * ``full_tensors``: what every ``DTensor.full_tensor`` call returned;
@@ -83,7 +89,7 @@ from sitecustomize import RECORD
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
-EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_steps=[], events=[],
+EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_steps=[], events=[], coalesced_broadcasts=0,
              model_state_dicts=[], set_model_state_dicts=[], to_empty=[], full_tensors=[], clips=[],
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
 EVENTS = EXTRA["events"]
@@ -224,6 +230,7 @@ def _on_forward(module, args, output):
             "output": _plain(output),
             "running_mean": None if module.running_mean is None else _plain(module.running_mean),
             "running_var": None if module.running_var is None else _plain(module.running_var),
+            "coalesced_broadcasts": EXTRA["coalesced_broadcasts"],
         }
         EXTRA["batchnorm"].append(entry)
         if type(module) is nn.SyncBatchNorm and module.training and args[0].requires_grad:
@@ -308,6 +315,15 @@ def _recording_broadcast(tensor, *args, **kwargs):
     return _broadcast(tensor, *args, **kwargs)
 
 
+_broadcast_coalesced = dist._broadcast_coalesced
+
+
+def _counting_broadcast_coalesced(*args, **kwargs):
+    EXTRA["coalesced_broadcasts"] += 1
+    return _broadcast_coalesced(*args, **kwargs)
+
+
+dist._broadcast_coalesced = _counting_broadcast_coalesced
 setattr(dist, _ALL_GATHER, _recording_all_gather_single)
 setattr(dist, _REDUCE_SCATTER, _recording_reduce_scatter_single)
 dist.all_reduce = _recording_all_reduce
@@ -386,9 +402,30 @@ _get_model_state_dict = dcp_state_dict.get_model_state_dict
 _set_model_state_dict = dcp_state_dict.set_model_state_dict
 
 
+_gathering: list | None = None  # while get_model_state_dict runs: its DTensor redistributions
+_redistribute = DTensor.redistribute
+
+
+def _recording_redistribute(self, *args, **kwargs):
+    out = _redistribute(self, *args, **kwargs)
+    if _gathering is not None:
+        _gathering.append({"shape": tuple(self.shape), "local_shape": _local_shape(self),
+                           "placements": [type(p).__name__ for p in out.placements]})
+    return out
+
+
+DTensor.redistribute = _recording_redistribute
+
+
 def _recording_get_model_state_dict(model, *args, **kwargs):
-    out = _get_model_state_dict(model, *args, **kwargs)
+    global _gathering
+    _gathering = gathered = []
+    try:
+        out = _get_model_state_dict(model, *args, **kwargs)
+    finally:
+        _gathering = None
     EXTRA["model_state_dicts"].append({
+        "gathered": gathered,
         "options": _options(kwargs.get("options")),
         "tensors": {k: {"shape": tuple(v.shape), "device": v.device.type, "dtensor": isinstance(v, DTensor)}
                     for k, v in out.items() if isinstance(v, torch.Tensor)},
@@ -398,8 +435,10 @@ def _recording_get_model_state_dict(model, *args, **kwargs):
 
 def _recording_set_model_state_dict(model, model_state_dict, *args, **kwargs):
     given = len(model_state_dict)  # the call consumes the dict: count it first
+    first_event = len(EVENTS)
     out = _set_model_state_dict(model, model_state_dict, *args, **kwargs)
     EXTRA["set_model_state_dicts"].append({
+        "broadcasts": [e for e in EVENTS[first_event:] if e["op"] == "broadcast"],
         "options": _options(kwargs.get("options")),
         "given": given,
         "after": {n: _plain(p) for n, p in model.named_parameters()},
