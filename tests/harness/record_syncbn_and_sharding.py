@@ -60,7 +60,10 @@ original with the same arguments and returns its result; tensors are copied with
 * ``dcp``: the state passed to ``torch.distributed.checkpoint.save`` (``saved``), the
   state passed to ``load`` before and after loading (``before_load``, ``loaded``), and
   the model's and optimizer's local shards right after ``set_state_dict``
-  (``restored``); tensors as this rank's local shard, keyed by path
+  (``restored``), and the ``get_state_dict``/``set_state_dict`` calls made inside
+  ``load``, in order, with how many tensors each returned or was given and, for
+  ``set_state_dict``, how many of those are the very tensors ``get_state_dict``
+  returned there (``load_calls``); tensors as this rank's local shard, keyed by path
   (``model/0.0.weight``, ``optimizer/state/0.0.weight/exp_avg``); objects that are
   neither tensors, containers nor plain values (a ``Stateful``) by their class name only.
 """
@@ -503,6 +506,7 @@ torch.nn.utils.clip_grad_norm_ = _recording_clip_grad_norm
 _dcp_save = dcp.save
 _dcp_load = dcp.load
 _set_state_dict = dcp_state_dict.set_state_dict
+_get_state_dict = dcp_state_dict.get_state_dict
 
 
 def _recording_save(state_dict, *args, **kwargs):
@@ -514,14 +518,47 @@ def _recording_save(state_dict, *args, **kwargs):
         EVENTS.append({"op": "dcp_save_end"})
 
 
+_loading: list | None = None  # while dcp.load runs: the get/set_state_dict calls made inside it
+_got: set[int] = set()  # ids of the tensors get_state_dict returned inside dcp.load
+
+
+def _tensors(obj) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, Mapping):
+        return [t for v in obj.values() for t in _tensors(v)]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in _tensors(v)]
+    return []
+
+
 def _recording_load(state_dict, *args, **kwargs):
+    global _loading
     EXTRA["dcp"]["before_load"] = _flatten(state_dict)
-    out = _dcp_load(state_dict, *args, **kwargs)
+    _loading = []
+    _got.clear()
+    try:
+        out = _dcp_load(state_dict, *args, **kwargs)
+    finally:
+        EXTRA["dcp"]["load_calls"], _loading = _loading, None
     EXTRA["dcp"]["loaded"] = _flatten(state_dict)
     return out
 
 
+def _recording_get_state_dict(*args, **kwargs):
+    out = _get_state_dict(*args, **kwargs)
+    if _loading is not None:
+        got = _tensors(out)
+        _got.update(id(t) for t in got)
+        _loading.append({"call": "get_state_dict", "tensors": len(got)})
+    return out
+
+
 def _recording_set_state_dict(model, optimizers, *args, **kwargs):
+    if _loading is not None:
+        given = _tensors([args, kwargs])
+        _loading.append({"call": "set_state_dict", "tensors": len(given),
+                         "from_get_state_dict": sum(id(t) in _got for t in given)})
     out = _set_state_dict(model, optimizers, *args, **kwargs)
     restored = {f"model/{n}": _plain(p) for n, p in model.named_parameters()}
     for optimizer in optimizers if isinstance(optimizers, (list, tuple)) else [optimizers]:
@@ -535,3 +572,4 @@ def _recording_set_state_dict(model, optimizers, *args, **kwargs):
 dcp.save = _recording_save
 dcp.load = _recording_load
 dcp_state_dict.set_state_dict = _recording_set_state_dict
+dcp_state_dict.get_state_dict = _recording_get_state_dict
