@@ -1,6 +1,6 @@
 """What DDP does with BatchNorm's running statistics: every rank normalizes with the
-statistics of its own batch, and at the start of every forward pass DDP copies rank 0's
-buffers over everyone else's.
+statistics of its own batch, and at the start of every training forward pass, and of the
+first forward pass after one, DDP copies rank 0's buffers over everyone else's.
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
@@ -24,6 +24,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 CHANNELS = 3
 BATCH_SIZE = 4  # per process
 STEPS = 5
+EVAL_BATCHES = 2
 
 
 def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
@@ -76,7 +77,8 @@ def main() -> None:
     trained = bn.running_mean[0].item()  # updated with this rank's last batch
     ddp_model.eval()
     with torch.no_grad():
-        ddp_model(make_batch(rank, STEPS).to(device))  # DDP first copies rank 0's buffers
+        for batch in range(EVAL_BATCHES):
+            ddp_model(make_batch(rank, STEPS + batch).to(device))  # rank 0's buffers are copied before the first only
     print(f"rank {rank}: running mean of channel 0: {trained:.3f} after training, "
           f"{bn.running_mean[0].item():.3f} in evaluation")
     # --8<-- [end:evaluate]

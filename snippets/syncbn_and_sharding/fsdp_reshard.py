@@ -83,17 +83,27 @@ def run(device: torch.device) -> None:
 
 
 def release_dtensor_caches() -> None:
-    """Make DTensor's caches forget the meshes they hold. A mesh holds its process groups,
-    so while a cache holds it, destroy_process_group() cannot free them. Sharding
-    propagation keeps its caches per thread (a Python one and the C++ fast path's), and
-    this clears only the calling thread's; the other three caches are shared by the whole
-    process. torch 2.13 has no public call for this; these private ones may change in
-    another version."""
-    from torch.distributed.tensor import _collective_utils, _redistribute, debug
-    debug._clear_sharding_prop_cache()  # output shardings, keyed by op and input specs
-    _redistribute._gen_transform_infos.cache_clear()  # redistribute steps, keyed by DTensorSpecs
-    _redistribute.clear_redistribute_planner_cache()  # redistribute planners, each with its mesh
-    _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()  # mesh topologies, keyed by mesh
+    """A torch 2.13 workaround, needed with gloo: make DTensor's caches forget the meshes
+    they hold. A mesh holds its process groups, so while a cache holds it,
+    destroy_process_group() cannot free them. Sharding propagation keeps its caches per
+    thread (a Python one and the C++ fast path's), and this clears only the calling
+    thread's; the other three caches are shared by the whole process. torch 2.13 has no
+    public call for this; these private ones may change in another version, so one that
+    is missing is skipped."""
+    try:
+        from torch.distributed.tensor import _collective_utils, _redistribute, debug
+    except ImportError:
+        return
+    clears = (
+        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
+                "cache_clear", None),  # mesh topologies, keyed by mesh
+    )
+    for clear in clears:
+        if clear is not None:
+            clear()
 
 
 def main() -> None:

@@ -16,6 +16,9 @@ entry points, without changing what they compute, and fills ``RECORD["extra"]``:
   optimizer holds exactly the module's own parameter tensors (``same_tensors``);
 * ``scales``: the scale of every ``torch.amp.GradScaler`` after each ``update()``;
 * ``after_join``: the first DDP-wrapped module's state when a ``Join`` context exits;
+* ``join_trace``: inside ``Join`` contexts, in order, ``("forward", 0)`` when a
+  ``DistributedDataParallel`` forward starts and ``("all_reduce", numel)`` for every
+  ``torch.distributed.all_reduce`` call (DDP's gradient buckets do not go through it);
 * ``linear_dtypes``: the output dtype of the first 16 ``nn.Linear`` forward calls.
 """
 from __future__ import annotations
@@ -24,10 +27,11 @@ import functools
 import weakref
 
 import torch
+import torch.distributed as dist
 from torch import nn
 from torch.amp import GradScaler
 from torch.distributed.algorithms.join import Join
-from torch.nn.modules.module import register_module_forward_hook
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
@@ -35,7 +39,7 @@ from sitecustomize import RECORD
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
-EXTRA.update(wraps=[], buckets=[], steps=[], scales=[], after_join=None, linear_dtypes=[])
+EXTRA.update(wraps=[], buckets=[], steps=[], scales=[], after_join=None, linear_dtypes=[], join_trace=[])
 _ddp = None  # weakref.ref to the first DistributedDataParallel module constructed
 
 
@@ -135,19 +139,52 @@ GradScaler.update = _recording_update
 
 # --- Join: the weights once every rank has joined -----------------------------------
 
+_join_enter = Join.__enter__
 _join_exit = Join.__exit__
+_in_join = False
+_all_reduce = dist.all_reduce
+
+
+@functools.wraps(_join_enter)
+def _recording_join_enter(self, *args, **kwargs):
+    global _in_join
+    _in_join = True
+    return _join_enter(self, *args, **kwargs)
 
 
 @functools.wraps(_join_exit)
 def _recording_join_exit(self, *args, **kwargs):
-    result = _join_exit(self, *args, **kwargs)
+    global _in_join
+    try:
+        result = _join_exit(self, *args, **kwargs)
+    finally:
+        _in_join = False
     module = _module()
     if module is not None:
         EXTRA["after_join"] = _state(module)
     return result
 
 
+Join.__enter__ = _recording_join_enter
 Join.__exit__ = _recording_join_exit
+
+
+@functools.wraps(_all_reduce)
+def _recording_all_reduce(tensor, *args, **kwargs):
+    if _in_join and len(EXTRA["join_trace"]) < 500:
+        EXTRA["join_trace"].append(("all_reduce", tensor.numel()))
+    return _all_reduce(tensor, *args, **kwargs)
+
+
+dist.all_reduce = _recording_all_reduce
+
+
+def _on_forward_pre(module, args):
+    if _in_join and isinstance(module, DistributedDataParallel) and len(EXTRA["join_trace"]) < 500:
+        EXTRA["join_trace"].append(("forward", 0))
+
+
+register_module_forward_pre_hook(_on_forward_pre)
 
 
 # --- dtypes of Linear outputs (mixed precision) -------------------------------------

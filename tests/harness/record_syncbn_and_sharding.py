@@ -41,10 +41,16 @@ original with the same arguments and returns its result; tensors are copied with
   DTensors from unsharded plain tensors), ``linear`` (an ``nn.Linear`` ran its forward),
   ``step`` (an optimizer step ended), and ``dcp_save``/``dcp_save_end`` around every
   ``torch.distributed.checkpoint.save`` call;
-* ``model_state_dicts``: every ``get_model_state_dict`` call: its options and, per key
-  of what it returned, shape, device and whether it is a DTensor;
+* ``model_state_dicts``: every ``get_model_state_dict`` call: its options, the
+  ``DTensor.redistribute`` calls made inside it, in order (global and local shape, the
+  placements of the result), and, per key of what it returned, shape, device and
+  whether it is a DTensor;
 * ``set_model_state_dicts``: every ``set_model_state_dict`` call: its options, how many
-  entries the caller passed, and the model's local parameter shards afterwards;
+  entries the caller passed, the ``broadcast`` events issued inside it, and the model's
+  local parameter shards afterwards;
+* ``coalesced_broadcasts``: how many times ``dist._broadcast_coalesced`` ran (DDP's
+  broadcast of parameters at construction and of buffers before a forward pass); each
+  ``batchnorm`` entry holds the count as it was when that layer's forward ended;
 * ``to_empty``: every ``nn.Module.to_empty`` call: the device type of each parameter's
   local shard before and after;
 * ``full_tensors``: what every ``DTensor.full_tensor`` call returned;
@@ -54,7 +60,10 @@ original with the same arguments and returns its result; tensors are copied with
 * ``dcp``: the state passed to ``torch.distributed.checkpoint.save`` (``saved``), the
   state passed to ``load`` before and after loading (``before_load``, ``loaded``), and
   the model's and optimizer's local shards right after ``set_state_dict``
-  (``restored``); tensors as this rank's local shard, keyed by path
+  (``restored``), and the ``get_state_dict``/``set_state_dict`` calls made inside
+  ``load``, in order, with how many tensors each returned or was given and, for
+  ``set_state_dict``, how many of those are the very tensors ``get_state_dict``
+  returned there (``load_calls``); tensors as this rank's local shard, keyed by path
   (``model/0.0.weight``, ``optimizer/state/0.0.weight/exp_avg``); objects that are
   neither tensors, containers nor plain values (a ``Stateful``) by their class name only.
 """
@@ -83,7 +92,7 @@ from sitecustomize import RECORD
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
-EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_steps=[], events=[],
+EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_steps=[], events=[], coalesced_broadcasts=0,
              model_state_dicts=[], set_model_state_dicts=[], to_empty=[], full_tensors=[], clips=[],
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
 EVENTS = EXTRA["events"]
@@ -224,6 +233,7 @@ def _on_forward(module, args, output):
             "output": _plain(output),
             "running_mean": None if module.running_mean is None else _plain(module.running_mean),
             "running_var": None if module.running_var is None else _plain(module.running_var),
+            "coalesced_broadcasts": EXTRA["coalesced_broadcasts"],
         }
         EXTRA["batchnorm"].append(entry)
         if type(module) is nn.SyncBatchNorm and module.training and args[0].requires_grad:
@@ -308,6 +318,15 @@ def _recording_broadcast(tensor, *args, **kwargs):
     return _broadcast(tensor, *args, **kwargs)
 
 
+_broadcast_coalesced = dist._broadcast_coalesced
+
+
+def _counting_broadcast_coalesced(*args, **kwargs):
+    EXTRA["coalesced_broadcasts"] += 1
+    return _broadcast_coalesced(*args, **kwargs)
+
+
+dist._broadcast_coalesced = _counting_broadcast_coalesced
 setattr(dist, _ALL_GATHER, _recording_all_gather_single)
 setattr(dist, _REDUCE_SCATTER, _recording_reduce_scatter_single)
 dist.all_reduce = _recording_all_reduce
@@ -386,9 +405,30 @@ _get_model_state_dict = dcp_state_dict.get_model_state_dict
 _set_model_state_dict = dcp_state_dict.set_model_state_dict
 
 
+_gathering: list | None = None  # while get_model_state_dict runs: its DTensor redistributions
+_redistribute = DTensor.redistribute
+
+
+def _recording_redistribute(self, *args, **kwargs):
+    out = _redistribute(self, *args, **kwargs)
+    if _gathering is not None:
+        _gathering.append({"shape": tuple(self.shape), "local_shape": _local_shape(self),
+                           "placements": [type(p).__name__ for p in out.placements]})
+    return out
+
+
+DTensor.redistribute = _recording_redistribute
+
+
 def _recording_get_model_state_dict(model, *args, **kwargs):
-    out = _get_model_state_dict(model, *args, **kwargs)
+    global _gathering
+    _gathering = gathered = []
+    try:
+        out = _get_model_state_dict(model, *args, **kwargs)
+    finally:
+        _gathering = None
     EXTRA["model_state_dicts"].append({
+        "gathered": gathered,
         "options": _options(kwargs.get("options")),
         "tensors": {k: {"shape": tuple(v.shape), "device": v.device.type, "dtensor": isinstance(v, DTensor)}
                     for k, v in out.items() if isinstance(v, torch.Tensor)},
@@ -398,8 +438,10 @@ def _recording_get_model_state_dict(model, *args, **kwargs):
 
 def _recording_set_model_state_dict(model, model_state_dict, *args, **kwargs):
     given = len(model_state_dict)  # the call consumes the dict: count it first
+    first_event = len(EVENTS)
     out = _set_model_state_dict(model, model_state_dict, *args, **kwargs)
     EXTRA["set_model_state_dicts"].append({
+        "broadcasts": [e for e in EVENTS[first_event:] if e["op"] == "broadcast"],
         "options": _options(kwargs.get("options")),
         "given": given,
         "after": {n: _plain(p) for n, p in model.named_parameters()},
@@ -464,6 +506,7 @@ torch.nn.utils.clip_grad_norm_ = _recording_clip_grad_norm
 _dcp_save = dcp.save
 _dcp_load = dcp.load
 _set_state_dict = dcp_state_dict.set_state_dict
+_get_state_dict = dcp_state_dict.get_state_dict
 
 
 def _recording_save(state_dict, *args, **kwargs):
@@ -475,14 +518,47 @@ def _recording_save(state_dict, *args, **kwargs):
         EVENTS.append({"op": "dcp_save_end"})
 
 
+_loading: list | None = None  # while dcp.load runs: the get/set_state_dict calls made inside it
+_got: set[int] = set()  # ids of the tensors get_state_dict returned inside dcp.load
+
+
+def _tensors(obj) -> list[torch.Tensor]:
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, Mapping):
+        return [t for v in obj.values() for t in _tensors(v)]
+    if isinstance(obj, (list, tuple)):
+        return [t for v in obj for t in _tensors(v)]
+    return []
+
+
 def _recording_load(state_dict, *args, **kwargs):
+    global _loading
     EXTRA["dcp"]["before_load"] = _flatten(state_dict)
-    out = _dcp_load(state_dict, *args, **kwargs)
+    _loading = []
+    _got.clear()
+    try:
+        out = _dcp_load(state_dict, *args, **kwargs)
+    finally:
+        EXTRA["dcp"]["load_calls"], _loading = _loading, None
     EXTRA["dcp"]["loaded"] = _flatten(state_dict)
     return out
 
 
+def _recording_get_state_dict(*args, **kwargs):
+    out = _get_state_dict(*args, **kwargs)
+    if _loading is not None:
+        got = _tensors(out)
+        _got.update(id(t) for t in got)
+        _loading.append({"call": "get_state_dict", "tensors": len(got)})
+    return out
+
+
 def _recording_set_state_dict(model, optimizers, *args, **kwargs):
+    if _loading is not None:
+        given = _tensors([args, kwargs])
+        _loading.append({"call": "set_state_dict", "tensors": len(given),
+                         "from_get_state_dict": sum(id(t) in _got for t in given)})
     out = _set_state_dict(model, optimizers, *args, **kwargs)
     restored = {f"model/{n}": _plain(p) for n, p in model.named_parameters()}
     for optimizer in optimizers if isinstance(optimizers, (list, tuple)) else [optimizers]:
@@ -496,3 +572,4 @@ def _recording_set_state_dict(model, optimizers, *args, **kwargs):
 dcp.save = _recording_save
 dcp.load = _recording_load
 dcp_state_dict.set_state_dict = _recording_set_state_dict
+dcp_state_dict.get_state_dict = _recording_get_state_dict

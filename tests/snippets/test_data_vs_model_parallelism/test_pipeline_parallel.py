@@ -1,6 +1,8 @@
 """snippets/data_vs_model_parallelism/pipeline_parallel.py, run exactly as docs/data-vs-model-parallelism.md says."""
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from torch import nn
@@ -14,6 +16,7 @@ pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("data_vs_model_parallel
 PIPE = FOLDER / "pipeline_parallel.py"
 pipe = import_program(PIPE)
 MICRO = pipe.BATCH // pipe.MICRO_BATCHES
+_PRINTED = re.compile(r"^step (?P<step>\d+): loss (?P<loss>-?\d+\.\d{4})$", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +75,15 @@ class TestPipelineParallel:
             expected = nn.MSELoss()(_unsplit(pipe_job, step)(x), y)
             micro = torch.stack(losses[step * pipe.MICRO_BATCHES:(step + 1) * pipe.MICRO_BATCHES])
             torch.testing.assert_close(micro.mean(), expected.detach(), **TOL)
+
+    def test_the_printed_loss_is_the_unsplit_models_full_batch_loss(self, pipe_job):
+        stdout = next(r.stdout for r in pipe_job.ranks if r.local_rank == 1)
+        printed = [(int(m["step"]), float(m["loss"])) for m in _PRINTED.finditer(stdout)]
+        assert [step for step, _ in printed] == list(range(pipe.STEPS))
+        for step, value in printed:
+            x, y = pipe.make_batch(step)
+            expected = nn.MSELoss()(_unsplit(pipe_job, step)(x), y).item()
+            assert abs(value - expected) <= 0.5e-4 + 1e-6, f"step {step}: printed {value}, the unsplit model's loss is {expected:.6f}"
 
     def test_gradients_equal_the_unsplit_models(self, pipe_job):
         for step in range(pipe.STEPS):

@@ -3,7 +3,8 @@
 The page's claims: with ``Join`` a job whose ranks have different numbers of batches
 finishes; the rank that runs out first stops stepping and joins the others' all-reduces
 with zero gradients, still divided by the full world size; when every rank has joined,
-the replicas are made equal again (from the last rank to join).
+the replicas are made equal again (from the last rank to join); ``Join`` costs two
+one-element all-reduces per iteration of this model.
 """
 from __future__ import annotations
 
@@ -33,6 +34,23 @@ def _batches(rank: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 def _model(state):
     return load(nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1)), state)
+
+
+JOIN_ALL_REDUCES_PER_ITERATION = 2  # the page: "two small all-reduces to every iteration" of this model (no buffers)
+
+
+def test_join_adds_two_one_element_all_reduces_to_every_iteration(job):
+    most = max(len(_batches(r)) for r in range(job.world_size))
+    for rank in range(job.world_size):
+        trace = extra(job, rank)["join_trace"]
+        assert all(numel == 1 for op, numel in trace if op == "all_reduce"), f"rank {rank}: {trace}"
+        forwards = [i for i, (op, _) in enumerate(trace) if op == "forward"]
+        assert len(forwards) == len(_batches(rank))
+        for start, end in zip(forwards, forwards[1:]):  # the iterations this rank trained itself
+            assert [op for op, _ in trace[start:end]].count("all_reduce") == JOIN_ALL_REDUCES_PER_ITERATION, f"rank {rank}: {trace}"
+        # as many for every iteration the longest rank ran, trained or shadowed, and two
+        # more at the end: one finds that every rank has joined, one agrees on the last to join
+        assert [op for op, _ in trace].count("all_reduce") == JOIN_ALL_REDUCES_PER_ITERATION * most + 2, f"rank {rank}: {trace}"
 
 
 def test_the_ranks_have_different_numbers_of_batches_and_each_trains_on_all_of_its_own(job):

@@ -3,18 +3,21 @@
 It is unused_params.py without ``find_unused_parameters=True``, and the page says what
 happens: the first step runs, and the second forward pass raises, on every rank,
 DDP's "Expected to have finished reduction in the prior iteration" error, which with
-``TORCH_DISTRIBUTED_DEBUG=INFO`` (on the launch line) names the unused parameters.
+``TORCH_DISTRIBUTED_DEBUG=INFO`` (on the launch line) names the unused parameters; and
+the first step was already wrong: each rank stepped with its own, unaveraged gradient.
 """
 from __future__ import annotations
 
 import re
 
 import pytest
+import torch
+from torch import nn
 
-from conftest import bare_run_test
+from conftest import bare_run_test, import_program
 from coursekit.runspec import read_spec
 from torchjob import JobResult
-from .lesson import FOLDER, quiz_answer, run
+from .lesson import FOLDER, assert_same, extra, grads_of, load, quiz_answer, run
 
 PROGRAM = FOLDER / "unused_params_error.py"
 FIXED = FOLDER / "unused_params.py"
@@ -49,6 +52,19 @@ def test_the_first_step_runs_and_the_second_forward_raises_on_every_rank(job):
         tb = log.stderr[log.stderr.index("Traceback (most recent call last)"):]
         assert "loss_fn(ddp_model(x, task), y).backward()" in tb
         assert "in _pre_forward" in tb
+
+
+def test_step_0_already_applied_each_rank_s_own_gradient_and_the_replicas_diverged(job):
+    # the step's reduction never ran: each rank stepped with the gradient of its own batch
+    program = import_program(PROGRAM)
+    firsts = [extra(job, rank)["steps"][0] for rank in range(job.world_size)]
+    for rank, first in enumerate(firsts):
+        model = load(program.TwoTaskModel(), first["weights"])
+        x = torch.randn(16, 8, generator=torch.Generator().manual_seed(rank))
+        assert_same(first["grads"], grads_of(model, nn.MSELoss()(model(x, 0), x.sum(dim=1, keepdim=True))))
+    assert not torch.equal(firsts[0]["grads"]["body.0.weight"], firsts[1]["grads"]["body.0.weight"])
+    after = [job.records[rank]["final_state"] for rank in range(job.world_size)]
+    assert not torch.equal(after[0]["body.0.weight"], after[1]["body.0.weight"])  # before the error appears
 
 
 def test_with_debug_info_the_error_names_the_unused_parameters(job):

@@ -53,8 +53,19 @@ class TestBatchNormUnderDDP:
         assert not torch.allclose(rank0, global_batch, atol=0.1)  # the ranks' data really differ
         for rank in range(job.world_size):
             _, evaluation = _bn_calls(job, rank)
-            assert len(evaluation) == 1
-            torch.testing.assert_close(evaluation[0]["running_mean"], rank0, **TOL)
+            assert len(evaluation) == program.EVAL_BATCHES
+            for call in evaluation:
+                torch.testing.assert_close(call["running_mean"], rank0, **TOL)
+
+    def test_buffers_are_copied_before_every_training_forward_and_the_first_forward_after_one_only(self, job):
+        # DDP copies the buffers before a forward pass only if the forward pass before it
+        # ran with gradients and outside no_sync(): not before a second evaluation batch
+        for rank in range(job.world_size):
+            calls = job.records[rank]["extra"]["batchnorm"]
+            counts = [c["coalesced_broadcasts"] for c in calls]
+            copied = [after - before for before, after in zip(counts, counts[1:])]  # from the second forward on
+            assert [c["training"] for c in calls] == [True] * program.STEPS + [False] * program.EVAL_BATCHES
+            assert copied == [1] * (program.STEPS - 1) + [1] + [0] * (program.EVAL_BATCHES - 1), f"rank {rank}: {copied}"
 
     def test_after_training_a_rank_holds_rank_0_s_previous_statistics_and_its_own_last_batch(self, job):
         before_last = [program.make_batch(0, step) for step in range(program.STEPS - 1)]

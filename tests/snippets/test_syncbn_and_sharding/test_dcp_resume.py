@@ -83,6 +83,15 @@ class TestResume:
         last = f"from step-{program.STEPS:04d}"
         assert starts[second] == {r: (program.STEPS, last, _expected_rows(64, second, r)) for r in range(second)}
 
+    def test_load_asks_the_stateful_for_its_sharded_tensors_first_and_hands_them_back_loaded(self, job):
+        # dcp.load calls state_dict() to get tensors in this job's sharding, loads into
+        # them in place, then calls load_state_dict() with those same tensors
+        for rank in range(SIZES[-1]):
+            calls = job.records[rank]["extra"]["dcp"]["load_calls"]
+            assert [c["call"] for c in calls] == ["get_state_dict", "set_state_dict"], f"rank {rank}: {calls}"
+            got, given = calls
+            assert got["tensors"] > 0 and given["from_get_state_dict"] == given["tensors"] == got["tensors"], f"rank {rank}: {calls}"
+
     def test_each_job_writes_a_folder_per_step_with_a_file_per_rank(self, job):
         folders = sorted(p.name for p in (job.workdir / program.CHECKPOINTS).iterdir())
         assert folders == [f"step-{s:04d}" for s in range(1, program.STEPS * len(SIZES) + 1)]

@@ -57,7 +57,7 @@ class TestMetaDeviceAndBroadcastFromRank0:
             for call in calls:
                 assert set(call["before"].values()) == {"meta"} and set(call["after"].values()) == {device}
 
-    def test_only_rank_0_passes_the_full_weights_and_every_rank_ends_with_its_shard_of_them(self, job):
+    def test_only_rank_0_passes_the_full_weights_every_rank_receives_them_one_at_a_time_and_keeps_its_shard(self, job):
         full = _model(0).state_dict()
         for rank in range(job.world_size):
             calls = job.records[rank]["extra"]["set_model_state_dicts"]
@@ -65,6 +65,8 @@ class TestMetaDeviceAndBroadcastFromRank0:
             call = calls[0]
             assert call["options"]["full_state_dict"] and call["options"]["broadcast_from_rank0"]
             assert call["given"] == (len(full) if rank == 0 else 0)
+            # every rank receives each full tensor, one broadcast from rank 0 per tensor
+            assert [(b["numel"], b["src"]) for b in call["broadcasts"]] == [(v.numel(), 0) for v in full.values()], f"rank {rank}"
             assert call["after"].keys() == full.keys()
             for name, value in full.items():
                 rows = _expected_rows(value.shape[0], job.world_size, rank)

@@ -130,17 +130,38 @@ class TestGatherAndReduceScatter:
 
 
 class TestFullStateDict:
-    def test_with_cpu_offload_only_rank_0_receives_the_full_tensors(self, fsdp_job):
+    def test_with_cpu_offload_every_rank_gathers_each_full_tensor_and_only_rank_0_keeps_them(self, fsdp_job):
         shapes = {n: tuple(p.shape) for n, p in fsdp.make_model().state_dict().items()}
         for rank in range(fsdp_job.world_size):
             calls = fsdp_job.records[rank]["extra"]["model_state_dicts"]
             assert [c["options"]["full_state_dict"] and c["options"]["cpu_offload"] for c in calls] == [True]
+            # every rank, not only rank 0, takes part in gathering each tensor in full, one
+            # tensor after another (an all-gather each), from its own shard
+            gathered = calls[0]["gathered"]
+            assert [g["shape"] for g in gathered] == list(shapes.values()), f"rank {rank}"
+            assert all(set(g["placements"]) == {"Replicate"} for g in gathered)
+            assert any(g["local_shape"] != g["shape"] for g in gathered)  # it started from shards
             tensors = calls[0]["tensors"]
             if rank == 0:
                 assert {k: t["shape"] for k, t in tensors.items()} == shapes  # full, not shards
                 assert all(t["device"] == "cpu" and not t["dtensor"] for t in tensors.values())
             else:
-                assert tensors == {}, f"rank {rank} received tensors although cpu_offload=True keeps them on rank 0"
+                assert tensors == {}, f"rank {rank} kept tensors although cpu_offload=True keeps them on rank 0"
 
 
 test_bare_run = bare_run_test(FSDP, reference="fsdp_job")
+
+
+@pytest.mark.parametrize("module, name", [
+    ("debug", "_clear_sharding_prop_cache"),
+    ("_redistribute", "_gen_transform_infos"),
+    ("_redistribute", "clear_redistribute_planner_cache"),
+    ("_collective_utils", "MeshTopoInfo"),
+])
+def test_the_teardown_skips_a_private_cache_call_that_another_torch_version_lacks(module, name, monkeypatch):
+    # the page calls release_dtensor_caches() a torch 2.13 workaround whose private calls
+    # are guarded: in a torch without one of them, the program must still end cleanly
+    import importlib
+
+    monkeypatch.delattr(importlib.import_module(f"torch.distributed.tensor.{module}"), name)
+    fsdp.release_dtensor_caches()

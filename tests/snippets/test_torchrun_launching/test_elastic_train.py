@@ -2,7 +2,10 @@
 
 The page's line twice: once with one worker killed in the middle of training (torchrun
 must restart the workers and they must carry on from the last checkpoint), once left
-alone as the reference. The kill is the failure the page describes ("if a worker dies in
+alone as the reference. Then the line once more without
+``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, killed the same way, to show what the page says
+the variable prevents: the restarted workers are sent to the store that still holds the
+dead workers' gloo addresses. The kill is the failure the page describes ("if a worker dies in
 the middle of epoch 1"); nothing else is done to the job.
 """
 from __future__ import annotations
@@ -11,19 +14,25 @@ import os
 import re
 import signal
 import time
+from datetime import timedelta
 
+import psutil
 import pytest
 import torch
+import torch.distributed as dist
 
 from conftest import SNIPPETS, bare_run_test, copy_snippet, import_program
-from coursekit.runspec import read_spec, torchrun_shape
+from coursekit.runspec import parse_line, read_spec, torchrun_shape
 from torchjob import finish, launch, pids_alive, run_job
 from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
+from .lesson import agent_processes, listening_ports, wait_for
 
 PROGRAM = SNIPPETS / "torchrun_launching" / "elastic_train.py"
 SPEC = read_spec(PROGRAM)
 elastic = import_program(PROGRAM)
+STORE_VARIABLE = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
+STORE_TIMEOUT_S = 1.0  # a client of a store that is gone gives up after this long
 KILL_AFTER_EPOCH = 1  # kill a worker once a checkpoint of this epoch is saved
 _SAVED = re.compile(r"^epoch (?P<epoch>\d+) step (?P<step>\d+): loss (?P<loss>[\d.]+), checkpoint saved$", re.M)
 _START = re.compile(r"^restart (?P<restart>\d+): starting at epoch (?P<epoch>\d+), step (?P<step>\d+) of (?P<steps>\d+)$", re.M)
@@ -34,6 +43,64 @@ pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("torchrun_launching/ela
 def _saved(stdout: str) -> list[tuple[int, int]]:
     """(epoch, step) of every checkpoint rank 0 reported saving, in order."""
     return [(int(m["epoch"]), int(m["step"])) for m in _SAVED.finditer(stdout)]
+
+
+def _store_of(pid: int) -> tuple[str, int]:
+    """The store a worker was handed: its MASTER_ADDR and MASTER_PORT, read from outside."""
+    env = psutil.Process(pid).environ()
+    return env["MASTER_ADDR"], int(env["MASTER_PORT"])
+
+
+def _store_contents(addr: str, port: int) -> dict[str, bytes] | None:
+    """Every key of the store at ``addr:port`` with its value, read as one more client;
+    None when no store answers there."""
+    try:
+        store = dist.TCPStore(addr, port, is_master=False, timeout=timedelta(seconds=STORE_TIMEOUT_S),
+                              wait_for_workers=False)
+    except (RuntimeError, dist.DistError):
+        return None
+    keys = store.list_keys()
+    return dict(zip(keys, store.multi_get(keys))) if keys else {}
+
+
+def _kill_mid_training(line, cwd, hardware, limit: float, victim_rank: int, *, give_up_after_restart: float | None = None) -> dict:
+    """Run ``line``, SIGKILL the worker of ``victim_rank`` once a checkpoint of
+    ``KILL_AFTER_EPOCH`` is saved, and watch, from outside, the store the workers use:
+    its contents before the kill (``before``) and once every worker of the first attempt
+    is gone (``after``, None if nothing answers there any more), which process serves
+    it, and where the restarted workers are sent. Nothing is sent to the job but the kill.
+
+    ``give_up_after_restart``: seconds to let the restarted attempt run before stopping
+    it (for a line whose outcome is not under test); None waits for the line's limit.
+    """
+    started = time.monotonic()
+    job = launch(line, cwd, hardware=hardware)
+    pid_dir = job.job_dir / "harness"
+    victim, store = None, {}
+    while job.popen.poll() is None and time.monotonic() - started < limit:
+        log = next(job.job_dir.glob("logs/*/attempt_0/0/stdout.log"), None)
+        if log is not None and any(epoch >= KILL_AFTER_EPOCH for epoch, _ in _saved(log.read_text())):
+            first = [int((pid_dir / f"pid-{r}-0").read_text()) for r in range(victim_rank + 1)]
+            store["first"] = _store_of(first[0])
+            store["before"] = _store_contents(*store["first"])
+            store["agent_ports"] = {port for agent in agent_processes(job) for port in listening_ports(agent)}
+            victim = first[victim_rank]
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it had already finished: test_the_kill_landed_in_the_middle_of_training says so
+            wait_for(lambda: not pids_alive(first), limit - (time.monotonic() - started))
+            store["after"] = _store_contents(*store["first"])
+            second = pid_dir / "pid-0-1"
+            if wait_for(lambda: second.is_file() and second.read_text().strip(), limit - (time.monotonic() - started),
+                        poll_s=0.02):  # a worker writes its pid file as it starts
+                store["second"] = _store_of(int(second.read_text()))
+            break
+        time.sleep(0.02)
+    if give_up_after_restart is not None:
+        limit = min(limit, time.monotonic() - started + give_up_after_restart)
+    result = finish(job, limit, started)
+    return {"job": result, "victim": victim, "store": store}
 
 
 @pytest.fixture(scope="module")
@@ -47,21 +114,9 @@ def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
     limit = SPEC.time_limit_s
     victim_rank = nproc * nnodes - 1
 
-    cwd = copy_snippet(PROGRAM, tmp_path_factory.mktemp("elastic")).parent
-    started = time.monotonic()
-    job = launch(line, cwd, hardware=hardware)
-    victim = None
-    while job.popen.poll() is None and time.monotonic() - started < limit:
-        log = next(job.job_dir.glob("logs/*/attempt_0/0/stdout.log"), None)
-        if log is not None and any(epoch >= KILL_AFTER_EPOCH for epoch, _ in _saved(log.read_text())):
-            victim = int((job.job_dir / "harness" / f"pid-{victim_rank}-0").read_text())
-            try:
-                os.kill(victim, signal.SIGKILL)
-            except ProcessLookupError:
-                pass  # it had already finished: test_the_kill_landed_in_the_middle_of_training says so
-            break
-        time.sleep(0.02)
-    interrupted = finish(job, limit, started)
+    killed = _kill_mid_training(line, copy_snippet(PROGRAM, tmp_path_factory.mktemp("elastic")).parent,
+                                hardware, limit, victim_rank)
+    interrupted, victim = killed["job"], killed["victim"]
     interrupted.world_size = nproc * nnodes
     assert victim is not None, f"training never reached epoch {KILL_AFTER_EPOCH}\n{interrupted.report()}"
     interrupted.check(interrupted.world_size)
@@ -70,7 +125,26 @@ def elastic_runs(tmp_path_factory, pytestconfig) -> dict:
                         hardware=hardware)
     reference.world_size = nproc * nnodes
     reference.check(reference.world_size)
-    return {"interrupted": interrupted, "reference": reference, "victim": victim, "victim_rank": victim_rank}
+    return {"interrupted": interrupted, "reference": reference, "victim": victim, "victim_rank": victim_rank,
+            "store": killed["store"]}
+
+
+@pytest.fixture(scope="module")
+def without_the_variable(tmp_path_factory, pytestconfig) -> dict:
+    """The page's line without ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1``, killed the same
+    way: the failure the variable prevents. Its outcome varies from run to run (in 8 runs
+    by hand: 4 times gloo's "Connection refused", 2 hangs, 2 passes), so only its store
+    is examined, and the restarted attempt is stopped after 30 seconds."""
+    require_this_machine(pytestconfig, "SIGKILL to a worker's process id")
+    line = effective_line(SPEC, pytestconfig)
+    assert line.text.startswith(f"{STORE_VARIABLE}=1 ")
+    without = parse_line(line.text.removeprefix(f"{STORE_VARIABLE}=1 "))
+    nproc, nnodes = torchrun_shape(without.argv)
+    killed = _kill_mid_training(without, copy_snippet(PROGRAM, tmp_path_factory.mktemp("shared_store")).parent,
+                                hardware_env(nproc)[0], SPEC.time_limit_s, nproc * nnodes - 1,
+                                give_up_after_restart=30)
+    assert killed["victim"] is not None, f"training never reached epoch {KILL_AFTER_EPOCH}\n{killed['job'].report()}"
+    return killed
 
 
 @pytest.fixture(scope="module")
@@ -81,9 +155,29 @@ def reference_run(elastic_runs):
 
 def test_the_page_sets_what_restarts_need(elastic_runs):
     # torch 2.13 shares the agent's rendezvous store with the workers; restarted gloo
-    # workers can then meet the previous attempt's addresses (shared/TORCH-FACTS.md)
-    assert ("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1") in SPEC.lines[0].env
+    # workers can then meet the previous attempt's addresses (the two tests below)
+    assert (STORE_VARIABLE, "1") in SPEC.lines[0].env
     assert elastic_runs["interrupted"].env["PATH"]  # and the job ran with the page's line alone
+
+
+def test_without_the_variable_restarted_workers_get_the_store_with_the_old_addresses(without_the_variable):
+    # the failure the page describes: the agent's store outlives the workers, keeps what
+    # they wrote (gloo's addresses, one key per rank), and the new workers are sent to it
+    store = without_the_variable["store"]
+    assert store["before"], "the first attempt's workers wrote nothing into their store"
+    assert store["first"][1] in store["agent_ports"], "the workers' store was not the agent's"
+    assert store["after"] is not None, "the store went away with the workers"
+    stale = {k: v for k, v in store["before"].items() if store["after"].get(k) == v}
+    assert stale == store["before"], "the store lost the dead workers' keys"
+    assert store.get("second") == store["first"], "the restarted workers were sent to another store"
+
+
+def test_with_the_variable_every_attempt_gets_a_fresh_store(elastic_runs):
+    store = elastic_runs["store"]
+    assert store["before"], "the first attempt's workers wrote nothing into their store"
+    assert store["first"][1] not in store["agent_ports"], "the workers used the agent's store"
+    assert store["after"] is None, "the first attempt's store outlived its workers"
+    assert store.get("second") not in (None, store["first"])
 
 
 def _steps_per_epoch(job) -> int:
