@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import catalog as po
+from . import catalog_file
 from .interface import STRINGS
 from .project import Project
 from .segment import segment
@@ -78,8 +79,9 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
         An :class:`UpdateReport`. A catalog is only rewritten when its text changes.
 
     Raises:
-        coursekit.catalog.CatalogError: an existing catalog cannot be read (nothing is
-            written for it, so no translation is lost).
+        coursekit.catalog.CatalogError: an existing catalog cannot be read, or a catalog's
+            place is a link or reached through one (nothing is written for it, so no
+            translation is lost and nothing outside ``i18n/`` is written).
     """
     report = UpdateReport()
     name = str(project.config.get("site_name", project.root.name))
@@ -88,7 +90,7 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
     for language in languages or project.languages:
         for page, messages in sources:
             path = project.site_catalog_path(language) if page is None else project.catalog_path(language, page)
-            old = po.load(path) if path.is_file() else None
+            old = po.load(path) if catalog_file.exists(path) else None  # a link or a directory: refused
             merged = po.merge(old, messages, language, name)
             (report.written if po.save(merged, path) else report.unchanged).append(path)
     return report
