@@ -149,9 +149,10 @@ def header_problems(catalog: polib.POFile, language: str, text: str) -> list[tup
     restore = f"restore it with: course update --lang {language}"
     if not meta:
         return [(1, f'missing header entry (msgid ""); {restore}')]
+    if len(headers) > 1:  # which one's fields count is up to the reader (polib takes the last): say only this
+        return [(line, 'a second header entry (msgid ""); a catalog has one: merge the two and delete this one')
+                for line in headers[1:]]
     out: list[tuple[int, str]] = []
-    for line in headers[1:]:
-        out.append((line, 'a second header entry (msgid ""); a catalog has one: merge the two and delete this one'))
 
     def field(name: str, problem: str, write: str) -> None:
         out.append((fields.get(name, start), f"header {name} {problem}; write: \"{name}: {write}\\n\""))

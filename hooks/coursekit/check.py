@@ -239,7 +239,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     lines = text.splitlines()
     for entry in live:
         where = f"{shown}:{entry.linenum}"
-        if expected is not None and entry.msgid not in expected:
+        if expected is not None and entry.msgid and entry.msgid not in expected:  # "": a second header
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
                        "restore it, and run: course update")
         if entry.msgid_plural and not entry.fuzzy:
