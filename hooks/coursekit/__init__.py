@@ -11,6 +11,8 @@ Modules, one job each:
 * :mod:`coursekit.syntax`        -- where Python-Markdown and the extensions read block syntax;
 * :mod:`coursekit.anchors`       -- heading anchors kept from the English page;
 * :mod:`coursekit.catalog`       -- read, write and merge gettext catalogs (polib);
+* :mod:`coursekit.catalog_file`  -- whether a path is a catalog file to read or write, and its bytes;
+* :mod:`coursekit.catalog_header` -- a catalog's header as the build uses it (charset, Plural-Forms);
 * :mod:`coursekit.extract`       -- extract messages and update every catalog;
 * :mod:`coursekit.check`         -- validate catalogs (``course check``);
 * :mod:`coursekit.stats`         -- translation progress (``course stats``);

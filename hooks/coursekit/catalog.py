@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import polib
 from babel.messages.plurals import get_plural
-from mkdocs.exceptions import PluginError
 
+from . import catalog_file
+from .catalog_file import CatalogError, shown
 from .filecache import StatCache
 
 __all__ = [
@@ -51,23 +53,6 @@ def plural_forms(language: str) -> str:
 FUZZY_THRESHOLD = 0.6
 
 
-class CatalogError(PluginError):
-    """A catalog cannot be read: ``str(error)`` is ``file:line: reason; remedy``.
-
-    A :class:`mkdocs.exceptions.PluginError`, so a hook can let it pass: MkDocs stops the
-    build with the message and no traceback.
-
-    Attributes:
-        path: the catalog file (``pathlib.Path``).
-        line: the 1-based line of the problem.
-        reason: what is wrong and the remedy, without the ``file:line:`` prefix.
-    """
-
-    def __init__(self, path: Path, line: int, reason: str) -> None:
-        self.path, self.line, self.reason = Path(path), int(line), reason
-        super().__init__(f"{shown(path)}:{line}: {reason}")
-
-
 @dataclass(frozen=True)
 class Message:
     """One message extracted from a source page.
@@ -90,18 +75,20 @@ _KEYWORD = re.compile(r"^(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)[ \t]+
 _STRING = re.compile(r'^"(?:[^"\\]|\\.)*"[ \t]*$')
 
 
-def shown(path: Path) -> str:
-    """How messages name a file: relative to the working directory when it lies under it
-    (``i18n/ru/ddp-basics.po``), else as given."""
-    try:
-        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+# Characters a catalog's text may not hold: the Unicode control characters (category
+# Cc, U+0000-U+001F and U+007F-U+009F: fixed by the standard's stability policy) but tab
+# and line feed, a carriage return not ending a line, and the line and paragraph
+# separators (U+2028, U+2029). So a catalog is text, and its lines are the lines gettext
+# sees: every other character ``str.splitlines`` would break a line at is among these.
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]|\r(?!\n)")
+_BOM = "\ufeff"
 
 
 def _lex(text: str, path: Path) -> None:
     """Reject what polib would silently accept: every keyword and continuation line must
-    hold exactly one well-terminated string (gettext manual, "The Format of PO Files")."""
+    hold exactly one well-terminated string (gettext manual, "The Format of PO Files").
+    A reason names the line and what kind of thing is wrong, never the text: the file may
+    not be a catalog at all."""
     for number, line in enumerate(text.splitlines(), 1):
         body = line.rstrip("\r")
         if not body.strip():
@@ -116,46 +103,88 @@ def _lex(text: str, path: Path) -> None:
             continue
         if string.startswith('"'):
             raise CatalogError(path, number, "unterminated string; end it with a double quote (write \\\" for a quote inside)")
-        raise CatalogError(path, number, f"unexpected text {body.strip()[:30]!r}; "
-                           "each line must be a comment, a keyword (msgid, msgstr…) with a quoted string, or a quoted string")
+        if keyword:
+            name = body.split("[", 1)[0].split(None, 1)[0]
+            raise CatalogError(path, number, f"{name} is not followed by one quoted string; write it as {name} \"text\"")
+        raise CatalogError(path, number, "a line that is not a comment (#), a keyword (msgid, msgstr…) with a quoted "
+                           "string, or a quoted string; is a # or a quote missing, or is this not a catalog?")
+
+
+# polib's syntax errors, by what they say after "(line N)"; any other is said in general
+_POLIB_REASONS = {
+    "unescaped double quote found": "a double quote inside a string; write it as \\\"",
+    "invalid continuation line": "a previous-msgid line (#|) without a string",
+}
 
 
 def load(path: Path) -> polib.POFile:
     """Read a catalog.
 
+    The file must be a catalog file (:func:`coursekit.catalog_file.read`: a regular file,
+    reached without a symbolic link, readable, at most
+    :data:`~coursekit.catalog_file.MAX_BYTES`), UTF-8 without a byte order mark (GNU
+    ``msgfmt`` refuses one), text (:data:`_NOT_TEXT`) and PO syntax polib and
+    ``msgfmt`` both accept.
+
     Args:
         path: the ``.po`` file.
 
     Returns:
-        The parsed catalog (``polib.POFile``).
+        The parsed catalog (``polib.POFile``; ``fpath`` is ``path``).
 
     Raises:
-        CatalogError: the file is not valid UTF-8 or not valid PO syntax; the message
-            names the file and line.
+        CatalogError: any of the above fails; the message names the file (and the line),
+            the problem and the remedy, and quotes nothing of the file.
     """
-    raw = path.read_bytes()
+    raw = catalog_file.read(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CatalogError(path, line, "not valid UTF-8; save the catalog as UTF-8") from None
+        declared = re.search(rb"charset\s*=\s*([\w.:-]+)", raw[:4096], re.I)
+        convert = ("convert it with: msgconv --to-code=UTF-8" if declared and declared.group(1).lower() not in (b"utf-8", b"utf8")
+                   else "save the catalog as UTF-8")
+        raise CatalogError(path, line, f"not valid UTF-8; {convert}") from None
+    if text.startswith(_BOM):
+        raise CatalogError(path, 1, "starts with a UTF-8 byte order mark, which GNU msgfmt refuses; "
+                                    "save the catalog as UTF-8 without BOM")
+    found = _NOT_TEXT.search(text)
+    if found:
+        line = text.count("\n", 0, found.start()) + 1
+        raise CatalogError(path, line, f"has the control character U+{ord(found.group()[0]):04X}, which a catalog's text "
+                                       "cannot hold; remove it (is this a binary file?)")
     _lex(text, path)
+    if os.path.lexists(text):  # polib.pofile reads a string that names a file as that file
+        raise CatalogError(path, 1, "cannot be parsed; is this a catalog?")
     try:
-        return polib.pofile(str(path), encoding="utf-8", wrapwidth=WRAP_WIDTH)
+        catalog = polib.pofile(text, encoding="utf-8", wrapwidth=WRAP_WIDTH)
     except (OSError, ValueError) as exc:
-        match = re.search(r"line (\d+)", str(exc))
-        line = match.group(1) if match else "1"
-        reason = re.sub(r"\s*\(line \d+\)", "", str(exc)).strip() or "cannot be parsed"
+        match = re.search(r"\(line (\d+)\)(?::\s*(.*))?", str(exc))
+        line = int(match.group(1)) if match else 1
+        reason = _POLIB_REASONS.get(match.group(2) if match else "",
+                                    "an entry out of order (an entry is: comments, msgctxt, msgid, msgid_plural, "
+                                    "then msgstr or msgstr[N])")
         raise CatalogError(path, line, f"{reason}; fix the entry (an editor such as Poedit shows it)") from None
+    catalog.fpath = str(path)
+    return catalog
 
 
 def load_cached(path: Path) -> polib.POFile | None:
-    """:func:`load`, cached by modification time and size (None when the file is missing).
+    """:func:`load`, cached by modification time and size (``None`` when nothing is at
+    ``path``: a link, even a dangling one, or a directory is read, and refused).
 
     For readers that do not change the catalog (rendering, status pages, badges): a
     build renders each catalog's page several times, once per hook and language.
+
+    Raises:
+        CatalogError: as :func:`load`; the place is checked on every call (a catalog
+            replaced by a link is refused even when its target has the old stamp).
     """
-    return _loaded(path) if path.is_file() else None
+    if not catalog_file.exists(path):
+        return None
+    if catalog_file.place_problem(path):
+        return load(path)  # raises, naming the problem
+    return _loaded(path)
 
 
 _loaded = StatCache(load)
@@ -174,7 +203,7 @@ def load_for_update(path: Path) -> polib.POFile:
         CatalogError: as :func:`load`.
     """
     catalog = load(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = catalog_file.read(path).decode("utf-8").splitlines()
     for entry in catalog:
         if not entry.obsolete:
             continue
@@ -510,12 +539,16 @@ def save(catalog: polib.POFile, path: Path) -> bool:
     Returns:
         True when the file was written, False when it already held exactly this text
         (so running the update twice touches nothing).
+
+    Raises:
+        CatalogError: ``path`` is no place for a catalog (a link, or reached through one;
+            a directory; see :func:`coursekit.catalog_file.write`) or cannot be written;
+            nothing is written then.
     """
     text = _text(catalog)
     if not text.endswith("\n"):
         text += "\n"
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    if catalog_file.exists(path) and catalog_file.read(path) == text.encode("utf-8"):
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    catalog_file.write(path, text)
     return True

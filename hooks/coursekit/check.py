@@ -23,6 +23,8 @@ from babel.messages.plurals import get_plural
 from mkdocs.exceptions import ConfigurationError, MkDocsException
 
 from . import catalog as po
+from . import catalog_file
+from .catalog_header import header_problems
 from .extract import page_messages, site_kinds, site_messages
 from .markdown_engine import engine_for
 from .page_guard import refused_together
@@ -230,7 +232,7 @@ def missing_catalogs(project: Project, language: str) -> list[str]:
     wanted += [(project.catalog_path(language, page), f"{(project.docs_dir / page).relative_to(project.root).as_posix()} is")
                for page in project.pages()]
     return [f"{path.relative_to(project.root).as_posix()}: no catalog, so {what} shown in English in '{language}'; "
-            f"create it with: course update --lang {language}" for path, what in wanted if not path.is_file()]
+            f"create it with: course update --lang {language}" for path, what in wanted if not catalog_file.exists(path)]
 
 
 REFUSED_REMEDY = ("the English is shown instead: keep the msgid's code, links, markup and placeholders as they are "
@@ -256,8 +258,11 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     Returns:
         The problem lines; empty when the catalog is fine.
     """
-    shown = path.relative_to(project.root) if path.is_relative_to(project.root) else path
-    raw = path.read_bytes()
+    shown = catalog_file.printable(str(path.relative_to(project.root) if path.is_relative_to(project.root) else path))
+    try:  # a link, a directory, an unreadable file: one line, and nothing of what is there
+        raw = catalog_file.read(path)
+    except po.CatalogError as exc:
+        return [exc.at(shown)]
     out: list[str] = []
     if b"\r\n" in raw:
         line = raw[: raw.index(b"\r\n")].count(b"\n") + 1
@@ -265,21 +270,15 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     try:
         catalog = po.load_cached(path)
     except po.CatalogError as exc:
-        return out + [f"{shown}:{exc.line}: {exc.reason}"]
+        return out + [exc.at(shown)]
     language = _language_and_page(project, path)[0]
-    meta = catalog.metadata
-    if not meta:
-        return out + [f"{shown}:1: missing header entry (msgid \"\"); restore it with: course update --lang {language}"]
-    if meta.get("Language") != language:
-        out.append(f"{shown}:1: header Language is {meta.get('Language')!r}, expected {language!r}; fix the header")
-    if "charset=utf-8" not in meta.get("Content-Type", "").lower().replace(" ", ""):
-        out.append(f"{shown}:1: header Content-Type must say charset=UTF-8")
+    text = raw.decode("utf-8")
+    out += [f"{shown}:{line}: {reason}" for line, reason in header_problems(catalog, language, text)]
+    if not catalog.metadata:
+        return out
     expected_plural = get_plural(language)
-    forms = meta.get("Plural-Forms", "")
-    if f"nplurals={expected_plural.num_plurals}" not in forms.replace(" ", ""):
-        out.append(f"{shown}:1: header Plural-Forms {forms!r} is wrong for {language!r}; expected {expected_plural.plural_forms!r}")
     live = [e for e in catalog if not e.obsolete]
-    lines = raw.decode("utf-8").splitlines()
+    lines = text.splitlines()
     for first, repeated in po.duplicates(catalog):
         out.append(f"{shown}:{po.message_line(lines, repeated)}: {po.duplicate_reason(lines, first, repeated)}")
     if path in project.orphan_catalogs(language):  # its messages are shown on no page: nothing more to judge
@@ -293,13 +292,16 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
             out.append(f"{shown}:{po.message_line(lines, entry)}: context {entry.msgctxt[:40]!r} is not used by this "
                        "site; the translation is not shown; remove the msgctxt line")
             continue
-        if expected is not None and entry.msgid not in expected:
+        if expected is not None and entry.msgid and entry.msgid not in expected:  # "": a second header
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
                        "restore it, and run: course update")
         if entry.msgid_plural and not entry.fuzzy:
             n = len(entry.msgstr_plural)
             if n != expected_plural.num_plurals:
                 out.append(f"{where}: {n} plural forms, {language!r} needs {expected_plural.num_plurals}")
+            elif sorted(entry.msgstr_plural) != list(range(n)):
+                out.append(f"{where}: plural forms numbered other than msgstr[0] to msgstr[{n - 1}], "
+                           f"the forms of {language!r}; number them 0 to {n - 1}")
     for entry, form, english, msgstr, reasons in judged(project, path, catalog, checker or project_check(project)):
         at = f"{shown}:{_msgstr_lines(lines, entry).get(form, entry.linenum)}"
         if reasons:

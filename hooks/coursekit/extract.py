@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import catalog as po
+from . import catalog_file
 from .interface import STRINGS
 from .project import Project
 from .segment import segment
@@ -72,12 +73,12 @@ class UpdateReport:
 
 def _read(path: Path):
     """A catalog for merging (``None`` if missing), refused when it holds duplicates."""
-    if not path.is_file():
+    if not catalog_file.exists(path):  # a link or a directory exists: load refuses it
         return None
     catalog = po.load_for_update(path)
     found = po.duplicates(catalog)
     if found:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = catalog_file.read(path).decode("utf-8").splitlines()
         first, repeated = found[0]
         raise po.CatalogError(path, po.message_line(lines, repeated),
                               f"{po.duplicate_reason(lines, first, repeated)}, then run course update again "
@@ -100,9 +101,10 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
         An :class:`UpdateReport`. A catalog is only rewritten when its text changes.
 
     Raises:
-        coursekit.catalog.CatalogError: a catalog (orphans included) cannot be read, or
-            holds two entries for one message (``msgmerge`` refuses those too); every
-            catalog is read before any is written, so then nothing is written at all.
+        coursekit.catalog.CatalogError: a catalog (orphans included) cannot be read, holds
+            two entries for one message (``msgmerge`` refuses those too), or its place is a
+            link or reached through one; every catalog is read before any is written, so
+            then nothing is written at all (and nothing outside ``i18n/`` ever is).
     """
     report = UpdateReport()
     name = str(project.config.get("site_name", project.root.name))

@@ -17,6 +17,8 @@ import polib
 from babel.core import UnknownLocaleError
 from babel.lists import format_list
 
+from .catalog_header import CONTENT_TYPE, usable_plural_rule
+
 __all__ = ["UIString", "STRINGS", "Interface", "interface_for"]
 
 
@@ -146,12 +148,16 @@ class Interface:
         if catalog is None:
             self._t: gettext.NullTranslations = gettext.NullTranslations()
             return
-        if refused:
-            kept = polib.POFile()
-            kept.metadata = catalog.metadata
-            kept.extend(e for e in catalog if e.msgid not in refused)
-            catalog = kept
-        self._t = gettext.GNUTranslations(io.BytesIO(catalog.to_binary()))
+        # gettext reads only a header written here: the text is UTF-8 (coursekit.catalog.load
+        # decoded it so), and the plural rule is the catalog's only when it compiles and stays
+        # in range (coursekit.catalog_header); otherwise plural messages show in English, and
+        # so do those whose forms are not msgstr[0] to msgstr[nplurals - 1].
+        rule = usable_plural_rule(catalog)
+        kept = polib.POFile()
+        kept.metadata = {"Content-Type": CONTENT_TYPE, **({"Plural-Forms": rule.value} if rule else {})}
+        kept.extend(e for e in catalog if e.msgid and e.msgid not in refused and (
+            not e.msgid_plural or (rule is not None and sorted(e.msgstr_plural) == list(range(rule.nplurals)))))
+        self._t = gettext.GNUTranslations(io.BytesIO(kept.to_binary()))
 
     def text(self, s: UIString, count: int | None = None, **values) -> str:
         """Translate and fill one string.
@@ -171,7 +177,10 @@ class Interface:
         if count is not None:
             values["count"] = count
         english = s.msgid if s.plural is None or count == 1 else s.plural
-        translated = self._t.ngettext(s.msgid, s.plural, count) if s.plural else self._t.gettext(s.msgid)
+        try:
+            translated = self._t.ngettext(s.msgid, s.plural, count) if s.plural else self._t.gettext(s.msgid)
+        except ZeroDivisionError:  # a plural rule that divides by zero for a count no check tried
+            translated = english
         for candidate in (translated, english):
             try:
                 return candidate % values if s.flags else candidate

@@ -1,11 +1,14 @@
 """Where the course's pages, catalogs and languages are, read from mkdocs.yml."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from mkdocs.utils.yaml import get_yaml_loader
+
+from .catalog_file import CatalogError, place_problem
 
 __all__ = ["Project", "ProjectError"]
 
@@ -29,7 +32,8 @@ class Project:
     """The paths and languages of one MkDocs project.
 
     Attributes:
-        root: the folder holding mkdocs.yml.
+        root: the folder holding mkdocs.yml, resolved: no symbolic link is in it, so one
+            in a catalog's path lies under the root (:mod:`coursekit.catalog_file`).
         docs_dir: the English pages (mkdocs.yml ``docs_dir``, default ``docs``).
         i18n_dir: the catalogs, ``<root>/i18n``.
         default_language: the source language (the i18n plugin's default, ``en``).
@@ -101,8 +105,24 @@ class Project:
         return self.i18n_dir / language / Path(page).with_suffix(".po")
 
     def catalog_files(self, language: str) -> list[Path]:
-        """Every catalog of one language (``i18n/<language>/**/*.po``), sorted."""
-        return sorted((self.i18n_dir / language).rglob("*.po"))
+        """Every catalog of one language (``i18n/<language>/**/*.po``), sorted, with what
+        only looks like one, for the readers to refuse (:func:`coursekit.catalog.load`):
+        a directory or link named ``*.po``, and a link to a folder, which is listed but
+        not entered (nothing outside ``i18n/`` is listed).
+
+        Raises:
+            coursekit.catalog.CatalogError: ``i18n/`` or ``i18n/<language>/`` is a
+                symbolic link (:func:`coursekit.catalog_file.place_problem`).
+        """
+        folder = self.i18n_dir / language
+        problem = place_problem(folder)
+        if problem:
+            raise CatalogError(folder, None, problem)
+        found = []
+        for top, folders, files in os.walk(folder):  # followlinks=False: a linked folder is listed, not entered
+            found += [Path(top, name) for name in files if name.endswith(".po")]
+            found += [Path(top, name) for name in folders if name.endswith(".po") or Path(top, name).is_symlink()]
+        return sorted(found)
 
     def orphan_catalogs(self, language: str) -> list[Path]:
         """The catalogs of a language that belong to no English page (its page was
