@@ -1,6 +1,7 @@
 """What DDP does with BatchNorm's running statistics: every rank normalizes with the
-statistics of its own batch, and at the start of every training forward pass, and of the
-first forward pass after one, DDP copies rank 0's buffers over everyone else's.
+statistics of its own batch, and at the start of a forward pass, if the one before it ran
+with gradients and outside no_sync() (and at the first), DDP copies rank 0's buffers over
+everyone else's.
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
