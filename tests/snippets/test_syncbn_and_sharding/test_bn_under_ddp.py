@@ -57,7 +57,7 @@ class TestBatchNormUnderDDP:
             for call in evaluation:
                 torch.testing.assert_close(call["running_mean"], rank0, **TOL)
 
-    def test_buffers_are_copied_before_every_training_forward_and_the_first_forward_after_one_only(self, job):
+    def test_buffers_are_copied_before_every_training_step_and_the_first_evaluation_batch_only(self, job):
         # DDP copies the buffers before a forward pass only if the forward pass before it
         # ran with gradients and outside no_sync(): not before a second evaluation batch
         for rank in range(job.world_size):
