@@ -150,18 +150,3 @@ class TestFullStateDict:
 
 
 test_bare_run = bare_run_test(FSDP, reference="fsdp_job")
-
-
-@pytest.mark.parametrize("module, name", [
-    ("debug", "_clear_sharding_prop_cache"),
-    ("_redistribute", "_gen_transform_infos"),
-    ("_redistribute", "clear_redistribute_planner_cache"),
-    ("_collective_utils", "MeshTopoInfo"),
-])
-def test_the_teardown_skips_a_private_cache_call_that_another_torch_version_lacks(module, name, monkeypatch):
-    # the page calls release_dtensor_caches() a torch 2.13 workaround whose private calls
-    # are guarded: in a torch without one of them, the program must still end cleanly
-    import importlib
-
-    monkeypatch.delattr(importlib.import_module(f"torch.distributed.tensor.{module}"), name)
-    fsdp.release_dtensor_caches()
