@@ -83,7 +83,8 @@ class TestPipelineParallel:
         for step, value in printed:
             x, y = pipe.make_batch(step)
             expected = nn.MSELoss()(_unsplit(pipe_job, step)(x), y).item()
-            assert abs(value - expected) <= 0.5e-4 + 1e-6, f"step {step}: printed {value}, the unsplit model's loss is {expected:.6f}"
+            # printed with 4 decimals: half a unit of the last one, plus float32 sums taken in another order
+            assert abs(value - expected) <= 0.5e-4 + 1e-5, f"step {step}: printed {value}, the unsplit model's loss is {expected:.6f}"
 
     def test_gradients_equal_the_unsplit_models(self, pipe_job):
         for step in range(pipe.STEPS):
