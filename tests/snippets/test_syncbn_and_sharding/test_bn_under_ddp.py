@@ -66,6 +66,8 @@ class TestBatchNormUnderDDP:
             copied = [after - before for before, after in zip(counts, counts[1:])]  # from the second forward on
             assert [c["training"] for c in calls] == [True] * program.STEPS + [False] * program.EVAL_BATCHES
             assert copied == [1] * (program.STEPS - 1) + [1] + [0] * (program.EVAL_BATCHES - 1), f"rank {rank}: {copied}"
+            # counted from the process's start: DDP's construction broadcast, then the copy before the first step
+            assert counts[0] == 2, f"rank {rank}: {counts[0]} broadcasts before the first BatchNorm forward"
 
     def test_after_training_a_rank_holds_rank_0_s_previous_statistics_and_its_own_last_batch(self, job):
         before_last = [program.make_batch(0, step) for step in range(program.STEPS - 1)]

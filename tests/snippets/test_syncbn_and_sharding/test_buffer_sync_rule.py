@@ -36,6 +36,12 @@ EXPECTED = [
     ("micro-batch 2, no_sync", 0),
     ("micro-batch 3, synced", 0),  # the last micro-batch of the step: the one before ran inside no_sync()
     ("next step's micro-batch 1, no_sync", 1),
+    ("micro-batch 2, synced", 0),
+    # grad mode decides, not train()/eval() (the mutant that keys the copy on the module's
+    # training flag passes the sequence above, not this one)
+    ("train mode, no_grad", 1),  # the one before ran with gradients, outside no_sync()
+    ("eval mode, with gradients", 0),  # the one before ran under no_grad, in training mode
+    ("eval mode, with gradients", 1),  # the one before ran with gradients, in evaluation mode
 ]
 
 
@@ -86,6 +92,11 @@ def test_ddp_copies_buffers_before_a_forward_pass_only_if_the_one_before_ran_wit
         forward("micro-batch 3, synced")
         with ddp.no_sync():
             forward("next step's micro-batch 1, no_sync")
+        forward("micro-batch 2, synced")
+        forward("train mode, no_grad", grad=False)
+        ddp.eval()
+        forward("eval mode, with gradients")
+        forward("eval mode, with gradients")
         assert seen == EXPECTED
     finally:
         dist.destroy_process_group()

@@ -96,7 +96,7 @@ def _kill_mid_training(line, cwd, hardware, limit: float, victim_rank: int, *, g
                 os.kill(victim, signal.SIGKILL)
             except ProcessLookupError:
                 pass  # it had already finished: test_the_kill_landed_in_the_middle_of_training says so
-            wait_for(lambda: not pids_alive(first), limit - (time.monotonic() - started), poll_s=0.01)
+            store["first_gone"] = wait_for(lambda: not pids_alive(first), limit - (time.monotonic() - started), poll_s=0.01)
             store["after"] = _store_contents(*store["first"])
             store["restarted_during_read"] = any(pid_dir.glob("pid-*-1"))
             second = pid_dir / "pid-0-1"
@@ -168,22 +168,25 @@ def test_the_page_sets_what_restarts_need(elastic_runs):
     assert elastic_runs["interrupted"].env["PATH"]  # and the job ran with the page's line alone
 
 
-def _address_keys(pytestconfig) -> set[str]:
-    """The keys the first attempt's workers write into their store when they create the
-    default process group: gloo on the CPU, one key per rank holding the rank's address
-    (``default_pg/0/`` is the default group's prefix, ``/cpu/`` gloo's device). Skips
-    where the job runs another backend or device, whose keys the CPU path cannot check."""
+def _assert_address_keys(store: dict, pytestconfig) -> None:
+    """The keys the first attempt's workers wrote into their store when they created the
+    default process group. With gloo on the CPU: one key per rank holding the rank's
+    address (``default_pg/0/`` is the default group's prefix, ``/cpu/`` gloo's device);
+    with another backend or device, whose keys the CPU path cannot name, at least one key."""
     nproc, nnodes = torchrun_shape(effective_line(SPEC, pytestconfig).argv)
     env = environment(nproc * nnodes, nnodes)
-    if (env["backend"], env["device"]) != ("gloo", "cpu"):
-        pytest.skip(f"the store's address keys are checked for gloo on the CPU; this job runs {env['backend']} "
-                    f"on {env['device']}")
-    return {f"default_pg/0//cpu//0/{rank}" for rank in range(nproc * nnodes)}
+    if (env["backend"], env["device"]) == ("gloo", "cpu"):
+        wanted = {f"default_pg/0//cpu//0/{rank}" for rank in range(nproc * nnodes)}
+        assert wanted <= set(store["before"]), f"the first attempt's address keys: {sorted(store['before'])}"
+    else:
+        assert store["before"], "the first attempt's workers wrote nothing into their store"
 
 
 def _assert_after_the_kill(store: dict, holds: bool, message: str) -> None:
     """Assert a fact about ``after``; where it fails but a restarted worker had already
-    started when the store was read, skip as inconclusive: what was read may be its own."""
+    started when the store was read, skip as inconclusive: what was read may be its own.
+    Called last in each test, so a skip never hides the checks that do not read ``after``
+    (which store the restarted workers were sent to)."""
     if not holds and store.get("restarted_during_read"):
         pytest.skip(f"inconclusive ({message}): a restarted worker had started before the store was read "
                     "after the kill, so the keys read may be its own")
@@ -194,22 +197,24 @@ def test_without_the_variable_restarted_workers_get_the_store_with_the_old_addre
     # the failure the page describes: the agent's store outlives the workers, keeps what
     # they wrote (gloo's addresses, one key per rank), and the new workers are sent to it
     store = without_the_variable["store"]
-    assert _address_keys(pytestconfig) <= set(store["before"]), f"the first attempt's address keys: {sorted(store['before'])}"
+    _assert_address_keys(store, pytestconfig)
     assert store["agent_ports"], "no listening port of the agent was found"
     assert store["first"][1] in store["agent_ports"], "the workers' store was not the agent's"
+    assert store.get("second") == store["first"], "the restarted workers were sent to another store"
+    assert store["first_gone"], "the first attempt's workers were still alive when the store was read"
     assert store["after"] is not None, "the store went away with the workers"
     stale = {k: v for k, v in store["before"].items() if store["after"].get(k) == v}
     _assert_after_the_kill(store, stale == store["before"], "the store lost the dead workers' keys")
-    assert store.get("second") == store["first"], "the restarted workers were sent to another store"
 
 
 def test_with_the_variable_every_attempt_gets_a_fresh_store(elastic_runs, pytestconfig):
     store = elastic_runs["store"]
-    assert _address_keys(pytestconfig) <= set(store["before"]), f"the first attempt's address keys: {sorted(store['before'])}"
+    _assert_address_keys(store, pytestconfig)
     assert store["agent_ports"], "no listening port of the agent was found"
     assert store["first"][1] not in store["agent_ports"], "the workers used the agent's store"
+    assert store.get("second") not in (None, store["first"]), "the restarted workers were sent to the old store"
+    assert store["first_gone"], "the first attempt's workers were still alive when the store was read"
     _assert_after_the_kill(store, store["after"] is None, "the first attempt's store outlived its workers")
-    assert store.get("second") not in (None, store["first"])
 
 
 def _steps_per_epoch(job) -> int:
