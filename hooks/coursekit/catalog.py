@@ -417,7 +417,8 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
         (:func:`_merged_header`). Known messages keep their translation, translator
         comments and flags (the extractor's format flags replace the old ones). An
         untranslated message takes the translation of the same msgid in the compendium;
-        otherwise, when its English is close to a message that disappeared (or to one
+        else that of an entry with the same msgid and a ``msgctxt`` as fuzzy (``#|
+        msgctxt`` names the context; the entry itself stays as it is); otherwise, when its English is close to a message that disappeared (or to one
         of the compendium), it takes that translation as fuzzy with ``#| msgid`` holding
         the old English. Messages no longer in the source become obsolete (``#~``) with
         their translator comments, when a translator wrote anything in them; entries with
@@ -466,6 +467,8 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
         for e in catalog:
             if e.msgctxt is None and e.translated():
                 offered.setdefault((e.msgid, e.msgid_plural or None), e)
+    contexts = {(e.msgid, e.msgid_plural or None): e for e in old_entries
+                if not e.obsolete and e.msgctxt is not None and e.translated()}
     # Messages that vanished: the closest one becomes a fuzzy suggestion for a new one.
     vanished = [e for k, e in old_live.items() if k[1] not in merged and e.msgstr and not e.msgid_plural]
     close = [e for (_, plural), e in offered.items() if plural is None]
@@ -476,6 +479,11 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
         exact = offered.get((msgid, entry.msgid_plural or None))
         if exact is not None:
             _suggest(entry, exact, fuzzy=False)
+            continue
+        context = contexts.get((msgid, entry.msgid_plural or None))
+        if context is not None:  # a translator's entry with a msgctxt: its text, as fuzzy, where it is shown
+            _suggest(entry, context, fuzzy=True)
+            entry.previous_msgctxt = context.msgctxt
             continue
         if entry.msgid_plural:
             continue

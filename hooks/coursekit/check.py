@@ -290,7 +290,8 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
         where = f"{shown}:{entry.linenum}"
         if entry.msgctxt is not None:
             out.append(f"{shown}:{po.message_line(lines, entry)}: context {entry.msgctxt[:40]!r} is not used by this "
-                       "site; the translation is not shown; remove the msgctxt line")
+                       "site, so this translation is not shown; run course update, which offers it (as fuzzy) to the entry "
+                       "without a context, then delete this entry")
             continue
         if expected is not None and entry.msgid and entry.msgid not in expected:  # "": a second header
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "

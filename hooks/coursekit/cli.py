@@ -5,6 +5,7 @@ Every sub-command is a thin wrapper over the library the MkDocs hooks use.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -183,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigurationError as exc:  # mkdocs.yml as MkDocs reads it (the safety check needs its Markdown engine)
         print(str(exc).replace("\n", " "), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader closed the pipe (course check | head): stop quietly, as Unix tools do
+        # Python's own recipe (https://docs.python.org/3/library/signal.html#note-on-sigpipe):
+        # point stdout at /dev/null so the interpreter's final flush raises nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -47,8 +47,8 @@ def test_the_build_warns_about_the_context_and_the_orphaned_catalog(built):
     line = (root / "i18n" / "ru" / "index.po").read_text(encoding="utf-8").splitlines().index('msgctxt "menu"') + 1
     warnings = re.findall(r"^WARNING +- +(i18n/ru/(?:old-)?index\.po.*)$", proc.stderr, re.M)
     assert sorted(set(warnings)) == [
-        "i18n/ru/index.po:%d: context 'menu' is not used by this site; the translation is not shown; "
-        "remove the msgctxt line" % line,
+        "i18n/ru/index.po:%d: context 'menu' is not used by this site, so this translation is not shown; "
+        "run course update, which offers it (as fuzzy) to the entry without a context, then delete this entry" % line,
         "i18n/ru/old-index.po: no English page docs/old-index.md; if the page was renamed, run course update, "
         "which offers its translations to the new page; then delete this file",
     ], proc.stderr[-3000:]

@@ -478,3 +478,15 @@ def test_the_interface_uses_a_plural_rule_that_passes(tmp_path):
     path.write_text((DATA / "valid.po").read_text(encoding="utf-8"), encoding="utf-8")
     ui = Interface(po.load(path))
     assert [ui.text(PROCESSES, count=n) for n in (1, 2, 5, 21)] == ["1 процесс", "2 процесса", "5 процессов", "21 процесс"]
+
+
+def test_a_reader_that_closes_the_pipe_gets_no_traceback():
+    """``course stats | head -1``: the reader may close the pipe before the command has
+    written everything; the command stops quietly (no traceback, which would also print
+    the paths of the installed packages)."""
+    course = Path(sys.executable).with_name("course")
+    proc = subprocess.Popen([str(course), "--config", str(ROOT / "mkdocs.yml"), "stats"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT)
+    proc.stdout.close()  # closed before the first line is written
+    _, err = proc.communicate(timeout=120)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()

@@ -357,12 +357,27 @@ def test_an_entry_with_a_context_is_reported_not_shown_and_kept(project, capsys)
     status, out, _ = _course(project, "check", "--lang", LANGUAGE, capsys=capsys)
     line = _line_of(path.read_text(encoding="utf-8"), 'msgctxt "menu"')
     assert status == 1
-    assert f"i18n/ru/index.po:{line}: context 'menu' is not used by this site; the translation is not shown; " \
-           "remove the msgctxt line" in out
+    assert f"i18n/ru/index.po:{line}: context 'menu' is not used by this site, so this translation is not shown; " \
+           "run course update, which offers it (as fuzzy) to the entry without a context, then delete this entry" in out
     assert not [l for l in out if l.startswith("i18n/ru/index.po:") and "context" not in l], out
 
     _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert block in path.read_text(encoding="utf-8")  # kept as it is, not merged away
+
+
+def test_a_context_entry_whose_plain_entry_is_gone_is_offered_to_it_as_fuzzy(project, capsys):
+    """What a translator who followed an editor's suggestion meets: the entry without a
+    context is missing (its text was moved under a msgctxt); update brings the plain entry
+    back with that text as fuzzy, keeps the context entry, and the catalog has no duplicate."""
+    path = project.catalog_path(LANGUAGE, "index.md")
+    _replace(path, 'msgid "Lessons"\nmsgstr "Уроки"', 'msgctxt "menu"\nmsgid "Lessons"\nmsgstr "Уроки"')
+    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    catalog = polib.pofile(str(path))
+    plain = [e for e in catalog if e.msgid == "Lessons" and e.msgctxt is None and not e.obsolete]
+    kept = [e for e in catalog if e.msgid == "Lessons" and e.msgctxt == "menu"]
+    assert len(plain) == 1 and plain[0].msgstr == "Уроки" and plain[0].fuzzy and plain[0].previous_msgctxt == "menu"
+    assert len(kept) == 1 and kept[0].msgstr == "Уроки"
+    assert po.duplicates(po.load(path)) == []
 
 
 # --- Translator comments, header, flags ------------------------------------------------
