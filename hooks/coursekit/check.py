@@ -66,6 +66,8 @@ def _language_and_page(project: Project, path: Path) -> tuple[str, Path]:
 
 
 def _expected_msgids(project: Project, path: Path) -> set[str] | None:
+    """The msgids a catalog should hold, or None when its English page is gone (the
+    catalog is one of :meth:`coursekit.project.Project.orphan_catalogs`)."""
     language, rel = _language_and_page(project, path)
     if path == project.site_catalog_path(language):
         return {m.msgid for m in site_messages(project)}
@@ -281,11 +283,11 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     lines = text.splitlines()
     for first, repeated in po.duplicates(catalog):
         out.append(f"{shown}:{po.message_line(lines, repeated)}: {po.duplicate_reason(lines, first, repeated)}")
-    if path in project.orphan_catalogs(language):  # its messages are shown on no page: nothing more to judge
+    expected = _expected_msgids(project, path)
+    if expected is None:  # its page is gone (Project.orphan_catalogs): shown on no page, nothing more to judge
         page = (project.docs_dir / _language_and_page(project, path)[1].with_suffix(".md")).relative_to(project.root)
         return out + [f"{shown}: no English page {page.as_posix()}; if the page was renamed, run course update, "
                       "which offers its translations to the new page; then delete this file"]
-    expected = _expected_msgids(project, path)
     for entry in live:
         where = f"{shown}:{entry.linenum}"
         if entry.msgctxt is not None:
@@ -293,7 +295,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
                        "site, so this translation is not shown; run course update, which offers it (as fuzzy) to the entry "
                        "without a context, then delete this entry")
             continue
-        if expected is not None and entry.msgid and entry.msgid not in expected:  # "": a second header
+        if entry.msgid and entry.msgid not in expected:  # "": a second header
             out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
                        "restore it, and run: course update")
         if entry.msgid_plural and not entry.fuzzy:
