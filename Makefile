@@ -14,12 +14,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.site-deps: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+$(VENV)/.site-deps: pyproject.toml hooks/mkdocs-po-i18n/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ./hooks/mkdocs-po-i18n -e .
 	touch $@
 
-$(VENV)/.test-deps: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+$(VENV)/.test-deps: pyproject.toml hooks/mkdocs-po-i18n/pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e "./hooks/mkdocs-po-i18n[test]" -e ".[test]"
 	touch $@ $(VENV)/.site-deps
 
 site: $(VENV)/.site-deps
@@ -29,10 +29,10 @@ site: $(VENV)/.site-deps
 # notice or badge) instead of stopping the server; served at the root of 127.0.0.1:8000.
 # make serve-sv (any language code): only English and Swedish, each rebuild faster.
 serve: $(VENV)/.site-deps
-	$(BIN)/course serve
+	$(BIN)/po-i18n serve
 
 serve-%: $(VENV)/.site-deps
-	$(BIN)/course serve --lang $*
+	$(BIN)/po-i18n serve --lang $*
 
 # Debian's gettext, Chromium, Slurm and munge for the tests, where missing and installable
 # (root and apt-get); elsewhere the tests that need them say so and are skipped.

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 
-from coursekit.build_context import interface_of
-from coursekit.interface import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG
+from po_i18n.build_context import interface_of
+from coursekit.course_strings import QUIZ_CHECK, QUIZ_CHOOSE, QUIZ_RIGHT, QUIZ_WRONG
 
 _MARKER = "    type: quiz"
 
@@ -23,7 +23,7 @@ def on_page_markdown(markdown, page, config, files):
     # Decided on the page's source, not its translation: a msgstr is no place for a quiz.
     if _MARKER not in page.file.content_string:
         return markdown
-    ui = interface_of(config)  # a broken catalog raises a PluginError: file:line: reason
+    ui = interface_of(config, "course")  # a broken catalog raises a PluginError: file:line: reason
     strings = {"check": ui.text(QUIZ_CHECK), "right": ui.text(QUIZ_RIGHT), "wrong": ui.text(QUIZ_WRONG),
                "choose": ui.text(QUIZ_CHOOSE)}
     payload = json.dumps(strings, ensure_ascii=False).replace("</", "<\\/")  # cannot close the script

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 
-from coursekit.build_context import i18n_plugin, language_of
+from po_i18n.build_context import i18n_plugin, language_of
 
 log = logging.getLogger("mkdocs.hooks.search_per_language")
 _CONFIG_SCRIPT = re.compile(r'(<script id="__config" type="application/json">)(.*?)(</script>)', re.S)

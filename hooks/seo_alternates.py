@@ -34,7 +34,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.utils import normalize_url
 
-from coursekit.build_context import i18n_plugin, language_of
+from po_i18n.build_context import i18n_plugin, language_of
 from coursekit.site_address import EMPTY_SITEMAP, NO_SITE_URL_NOTICE, portable_404, relative_href
 
 log = logging.getLogger("mkdocs.hooks.seo_alternates")

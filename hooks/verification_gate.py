@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 
-from coursekit.build_context import interface_of, project_of
+from po_i18n.build_context import interface_of, project_of
 from coursekit.gate import add_badges
 
 log = logging.getLogger("mkdocs.hooks.verification_gate")
@@ -20,7 +20,7 @@ _warned: set[tuple[str, str]] = set()
 
 def on_page_markdown(markdown, page, config, files):
     """Put a badge under every included code block; warn about unverified programs."""
-    result = add_badges(markdown, page.file.src_uri, project_of(config), interface_of(config))
+    result = add_badges(markdown, page.file.src_uri, project_of(config), interface_of(config, "course"))
     for problem in result.problems:
         if (page.file.src_uri, problem) not in _warned:
             _warned.add((page.file.src_uri, problem))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian tools the tests use, installed where they are missing and this machine can:
-#   msgfmt (gettext)            course check --msgfmt, catalog tests
+#   msgfmt (gettext)            po-i18n check --msgfmt, catalog tests
 #   chromium                    browser tests and the Lighthouse audit
 #   a Japanese font (fonts-noto-cjk)
 #                               the same: without one, Chromium looks for a fallback glyph by

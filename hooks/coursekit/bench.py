@@ -4,11 +4,11 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
 
 * build: the five-language ``mkdocs build`` with the project's hooks vs the same build
   with ``hooks: []`` (plain MkDocs + Material + mkdocs-static-i18n on the same pages);
-  and the cost of :func:`coursekit.render.render` per page;
+  and the cost of :func:`po_i18n.render.render` per page;
 * reload: from saving a page, a catalog or a snippet to the rebuilt page being served by
   ``mkdocs serve``;
 * preview: the same for a translator's catalog edit, under the five-language preview and
-  under the one-language one (``course serve --lang sv``), at 1x and 50x the pages;
+  under the one-language one (``po-i18n serve --lang sv``), at 1x and 50x the pages;
 * scale: the course replicated to 10x and 50x its pages (generated in a temporary
   folder): seconds per page and peak memory against the page count;
 * fuzz-segment: the segmenter's differential fuzzer on 20,000 random pages (not a
@@ -17,10 +17,10 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   (nothing changed), against the serial floor: the same number of ``torchrun`` jobs with
   the same process counts, each only importing torch and creating and destroying its
   process group;
-* check: the safety check (:mod:`coursekit.safety`) per message, cold (nothing judged
+* check: the safety check (:mod:`po_i18n.safety`) per message, cold (nothing judged
   yet, the English side rendered too) and warm (remembered), over every translation;
 * fuzz (only with ``--only fuzz``, about half an hour on two cores): the fuzz property of
-  the safety check (:mod:`coursekit.fuzz_safety`) over at least ``--fuzz-translations``
+  the safety check (:mod:`po_i18n.fuzz_safety`) over at least ``--fuzz-translations``
   mutated translations, in seeded runs of 500 examples.
 * flakes: every program's bare run (the page's launch line, no harness) ten times, and
   how many of those runs failed.
@@ -47,10 +47,10 @@ from pathlib import Path
 
 from . import catalog as po
 from . import page_guard, safety
-from .check import judged, project_check
+from po_i18n.check import judged, project_check
 from .net import free_port
-from .project import Project
-from .render import render
+from po_i18n.project import Project
+from po_i18n.render import render
 from .runspec import launch_shape, read_spec
 
 __all__ = ["run_bench"]
@@ -155,7 +155,7 @@ def bench_check(project: Path, repeat: int) -> dict:
     return {"messages": messages, "cold_per_message_s": _stat(cold), "warm_per_message_s": _stat(warm)}
 
 
-FUZZ_MESSAGES = 80  # translations mutated per page rendering in the long run (the test: coursekit.fuzz_safety.MAX_MESSAGES)
+FUZZ_MESSAGES = 80  # translations mutated per page rendering in the long run (the test: po_i18n.fuzz_safety.MAX_MESSAGES)
 
 
 def bench_fuzz(root: Path, translations: int) -> dict:
@@ -163,7 +163,7 @@ def bench_fuzz(root: Path, translations: int) -> dict:
     of 500 Hypothesis examples, seeds 0, 1, …, up to :data:`FUZZ_MESSAGES` translations
     of one page each); the count of accepted translations that changed a page's
     structure must be 0."""
-    from .fuzz_safety import FuzzReport, corpus, families_table, run_fuzz  # needs Hypothesis (the test extra)
+    from po_i18n.fuzz_safety import FuzzReport, corpus, families_table, run_fuzz  # needs Hypothesis (the test extra)
 
     pages = sorted((root / "tests" / "unit" / "pages").glob("*.md"))
     fuzz_corpus = corpus(Project.load(root / "mkdocs.yml"), pages)
@@ -182,12 +182,12 @@ def bench_fuzz(root: Path, translations: int) -> dict:
 
 
 def bench_fuzz_segment(examples: int = 20000, seed: int = 0) -> dict:
-    """The differential fuzzer of the segmenter (:mod:`coursekit.fuzz`) on ``examples``
+    """The differential fuzzer of the segmenter (:mod:`po_i18n.fuzz`) on ``examples``
     random pages: properties (a)-(d) against the default engine. Stops at the first
     counterexample, which it reports shrunk."""
     from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings
 
-    from .fuzz import RAW_WORDS, check, documents
+    from po_i18n.fuzz import RAW_WORDS, check, documents
 
     seen = [0]
     start = time.perf_counter()
@@ -278,8 +278,8 @@ def bench_reload(project: Path, repeat: int) -> dict:
 
 def bench_preview(root: Path, repeat: int, factors: tuple[int, ...] = (1, 50), language: str = "sv") -> dict:
     """Seconds from saving a catalog of one language to its rebuilt page under ``mkdocs
-    serve``: every language built (``course serve``) against English and that language
-    only (``course serve --lang``, through ``COURSE_PREVIEW_LANGUAGES``), with the course
+    serve``: every language built (``po-i18n serve``) against English and that language
+    only (``po-i18n serve --lang``, through ``PO_I18N_PREVIEW_LANGUAGES``), with the course
     replicated to each factor of its pages (as in the scale part).
 
     Each sample is one rebuild: the edit changes the marker the previous one planted.
@@ -301,7 +301,7 @@ def bench_preview(root: Path, repeat: int, factors: tuple[int, ...] = (1, 50), l
                 raise RuntimeError(f"bench: no translated 'Recap' heading in {catalog} to edit")
             url = f"{language}/ddp-basics/"
             limit = 300 + 10.0 * pages  # a 50x rebuild of five languages: about a minute on an idle machine
-            for built, env in ((everything, {}), (2, {"COURSE_PREVIEW_LANGUAGES": language})):
+            for built, env in ((everything, {}), (2, {"PO_I18N_PREVIEW_LANGUAGES": language})):
                 server, port = _serve(project, env, url, limit)
                 samples = []
                 try:

@@ -10,11 +10,13 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from .interface import (ALSO_BARE, ALSO_VERIFIED, AWAITING_GPU, BACKEND_ON, BACKEND_ON_GPUS, HOW_VERIFIED,
-                        NCCL_AWAITING, NOT_VERIFIED, ON_SLURM, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
-                        OUTPUT_PLACEHOLDERS, OUTPUT_RANK, OUTPUT_TITLE, PROCESSES, VERIFIED, VERIFIED_FAILS,
-                        VERIFIED_HANGS, Interface)
-from .project import Project
+from po_i18n.interface import Interface
+from po_i18n.project import Project
+
+from .course_strings import (ALSO_BARE, ALSO_VERIFIED, AWAITING_GPU, BACKEND_ON, BACKEND_ON_GPUS, HOW_VERIFIED,
+                             NCCL_AWAITING, NOT_VERIFIED, ON_SLURM, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER,
+                             OUTPUT_PLACEHOLDERS, OUTPUT_RANK, OUTPUT_TITLE, PROCESSES, VERIFIED, VERIFIED_FAILS,
+                             VERIFIED_HANGS)
 from .runspec import RunSpecError, owner_of, read_spec
 from .verification import Record, load_records, status, test_for, verified_records
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .filecache import StatCache
+from po_i18n.filecache import StatCache
 from .runspec import launch_files
 
 __all__ = [

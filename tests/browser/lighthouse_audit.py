@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # run as a script: site_server sits in tests/
 
-from coursekit.project import Project  # noqa: E402
+from po_i18n.project import Project  # noqa: E402
 from site_server import serve_built_site  # noqa: E402
 
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, snippet_section
 from site_server import serve_built_site
-from coursekit.project import Project
+from po_i18n.project import Project
 
 pytestmark = pytest.mark.browser
 
@@ -509,7 +509,7 @@ FIXTURE_SITE = ROOT / "tests" / "fixture_site" / "mkdocs.yml"
 
 @pytest.fixture(scope="module")
 def fixture_server(tmp_path_factory):
-    """The second site (tests/fixture_site/), whose headings have no explicit ids."""
+    """The second site (hooks/mkdocs-po-i18n/example/), whose headings have no explicit ids."""
     _require_chromium()
     with serve_built_site(tmp_path_factory.mktemp("served-fixture"), "/widgets/", config=FIXTURE_SITE) as site_url:
         yield site_url

@@ -123,7 +123,7 @@ def test_one_strict_build_names_the_problems_of_every_language(project):
     catalog = polib.pofile(str(sv))
     next(e for e in catalog if e.msgid and not e.obsolete).flags.append("fuzzy")
     catalog.save(str(sv))
-    lesson = project / "docs" / "torchrun-launching.md"  # English edited, no course update since
+    lesson = project / "docs" / "torchrun-launching.md"  # English edited, no po-i18n update since
     lesson.write_text(lesson.read_text(encoding="utf-8") + "\nA sentence no catalog holds yet.\n", encoding="utf-8")
     strict = build(project, strict=True)
     assert strict.returncode != 0
@@ -132,7 +132,7 @@ def test_one_strict_build_names_the_problems_of_every_language(project):
     assert re.search(r"WARNING .*index\.md: 1 of \d+ messages are untranslated or fuzzy in 'sv' and are shown in English; "
                      rf"translate them in i18n/sv/index\.po, the first at line {fuzzy.linenum}$", strict.stderr, re.M), strict.stderr
     assert re.search(r"WARNING .*torchrun-launching\.md: 1 of \d+ messages are untranslated or fuzzy in 'tr' and are shown "
-                     r"in English; add the new ones with: course update --lang tr, then translate them in "
+                     r"in English; add the new ones with: po-i18n update --lang tr, then translate them in "
                      r"i18n/tr/torchrun-launching\.po$", strict.stderr, re.M), strict.stderr
 
 

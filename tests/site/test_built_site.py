@@ -14,8 +14,8 @@ from bs4 import BeautifulSoup, NavigableString
 from conftest import ROOT, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
 from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
-from coursekit.project import Project
-from coursekit.segment import segment
+from po_i18n.project import Project
+from po_i18n.segment import segment
 
 pytestmark = pytest.mark.site
 
@@ -170,7 +170,7 @@ def test_no_english_interface_string_in_a_translated_page(site):
     """Permalink titles, footer, header, search, 404 pages: every interface string the
     English site shows, Material's and the hooks' English strings, none of them may be
     left in English on a translated page."""
-    from coursekit.interface import STRINGS
+    from po_i18n.interface import STRINGS
 
     english = _material_strings("en") | {s.msgid for s in STRINGS if "%(" not in s.msgid}
     for path in site.rglob("*.html"):
@@ -260,7 +260,7 @@ def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     for page, its_catalog in (("ddp-basics", catalog), ("torchrun-launching", repeating)):
         counted = re.search(rf"WARNING .*{page}\.md: 1 of (\d+) messages are untranslated or fuzzy in '{language}'", proc.stderr)
         assert counted, proc.stderr
-        assert int(counted.group(1)) == len([e for e in its_catalog if not e.obsolete]), page  # as course stats counts
+        assert int(counted.group(1)) == len([e for e in its_catalog if not e.obsolete]), page  # as po-i18n stats counts
     assert re.search(rf"WARNING .*i18n/{language}/index\.po: no catalog, so docs/index\.md is shown in English", proc.stderr), proc.stderr
     html = (tmp_path / "site" / language / "ddp-basics" / "index.html").read_text(encoding="utf-8")
     english_start = entry.msgid.split("`")[0][:40]

@@ -3,7 +3,7 @@ on the page, and the build warns about it and about a catalog whose page is gone
 one line naming the catalog.
 
 One scratch copy of the project, built loose with English and Russian only (the preview
-languages of ``course serve --lang ru``).
+languages of ``po-i18n serve --lang ru``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
     catalog.write_text(catalog.read_text(encoding="utf-8") + CONTEXT, encoding="utf-8")  # after the real entry
     shutil.copy(catalog, root / "i18n" / "ru" / "old-index.po")  # as if docs/old-index.md had been renamed
     proc = subprocess.run([*MKDOCS, "build", "--no-strict"], cwd=root, capture_output=True, text=True,
-                          env={**MKDOCS_ENV, "COURSE_PREVIEW_LANGUAGES": "ru"})
+                          env={**MKDOCS_ENV, "PO_I18N_PREVIEW_LANGUAGES": "ru"})
     assert proc.returncode == 0, proc.stderr
     return root, proc
 
@@ -48,8 +48,8 @@ def test_the_build_warns_about_the_context_and_the_orphaned_catalog(built):
     warnings = re.findall(r"^WARNING +- +(i18n/ru/(?:old-)?index\.po.*)$", proc.stderr, re.M)
     assert sorted(set(warnings)) == [
         "i18n/ru/index.po:%d: context 'menu' is not used by this site, so this translation is not shown; "
-        "run course update, which offers it (as fuzzy) to the entry without a context, then delete this entry" % line,
-        "i18n/ru/old-index.po: no English page docs/old-index.md; if the page was renamed, run course update, "
+        "run po-i18n update, which offers it (as fuzzy) to the entry without a context, then delete this entry" % line,
+        "i18n/ru/old-index.po: no English page docs/old-index.md; if the page was renamed, run po-i18n update, "
         "which offers its translations to the new page; then delete this file",
     ], proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr

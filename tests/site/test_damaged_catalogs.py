@@ -1,15 +1,15 @@
 """Damaged and hostile catalog files (issue 34): every command stays one line per problem.
 
 A table of damaged catalogs, each planted alone in a fresh copy of a site and run through
-the four commands a translator or a CI job runs: ``course check``, ``course update``,
-``mkdocs build --strict`` and ``course serve`` (started, a page fetched, stopped). For
+the four commands a translator or a CI job runs: ``po-i18n check``, ``po-i18n update``,
+``mkdocs build --strict`` and ``po-i18n serve`` (started, a page fetched, stopped). For
 every one: the exit status says whether it failed, no output has a traceback, an absolute
 path outside the project, or anything of the damaged file (a token is planted in each:
 its text, the file a link points to, the header value that is wrong), and nothing outside
-``i18n/`` is written (the files a link points to are unchanged, and ``course update``
+``i18n/`` is written (the files a link points to are unchanged, and ``po-i18n update``
 changes nothing outside ``i18n/``).
 
-The table runs on the engine's example site (``tests/fixture_site``, the same hooks, two
+The table runs on the engine's example site (``hooks/mkdocs-po-i18n/example``, the same hooks, two
 languages, quick to build); the cases whose harm shows only with the course's own hooks
 (plural interface strings in the badges; a page catalog that is a link) run again on a
 copy of the course.
@@ -187,7 +187,7 @@ def _big(s: Scene) -> None:
             f.write(line)
 
 
-# a page's catalog that is no catalog file / one beside them, which only course check and the
+# a page's catalog that is no catalog file / one beside them, which only po-i18n check and the
 # build read / a header the build cannot use / an entry it cannot use
 REFUSED, STRAY, HEADER, ENTRY = "refused", "stray", "header", "entry"
 # name: (the damaged catalog, how to damage it, what kind of damage it is)
@@ -249,7 +249,7 @@ def _run(args: list[str], cwd: Path, wrap: list[str], timeout: float = 300) -> R
 
 
 def _serve(config: Path, cwd: Path, language: str, wrap: list[str]) -> tuple[Run, int | None]:
-    """``course serve --lang <language>``: started, ``/<language>/`` fetched once it answers
+    """``po-i18n serve --lang <language>``: started, ``/<language>/`` fetched once it answers
     (or the command ended first), stopped with Ctrl-C; returns its run and the page's
     HTTP status (``None``: it never answered)."""
     port = free_port()
@@ -365,14 +365,14 @@ def _check_case(kind: str, name: str, catalog: str, plant: Callable[[Scene], Non
         cwd = scene.root
 
         check = _run([*COURSE, "--config", str(config), "check"], cwd, wrap)
-        _assert_clean(check, scene, "course check")
-        assert check.status not in (0, None), f"course check found nothing\n{check.output}"
+        _assert_clean(check, scene, "po-i18n check")
+        assert check.status not in (0, None), f"po-i18n check found nothing\n{check.output}"
 
         before = _snapshot(scene.root, skip="i18n")
         update = _run([*COURSE, "--config", str(config), "update"], cwd, wrap)
-        _assert_clean(update, scene, "course update")
-        assert _snapshot(scene.root, skip="i18n") == before, "course update wrote outside i18n/"
-        assert _snapshot(scene.outside) == outside_before, "course update wrote outside the project"
+        _assert_clean(update, scene, "po-i18n update")
+        assert _snapshot(scene.root, skip="i18n") == before, "po-i18n update wrote outside i18n/"
+        assert _snapshot(scene.outside) == outside_before, "po-i18n update wrote outside the project"
         if damage == REFUSED:  # refused with one line, after the catalogs it could update
             said = [l for l in update.output.splitlines() if not l.startswith("updated ")]
             assert update.status == 2 and len(said) == 1 and said[0].startswith("i18n/"), update.output
@@ -390,7 +390,7 @@ def _check_case(kind: str, name: str, catalog: str, plant: Callable[[Scene], Non
             _assert_one_error(build)
 
         served, status = _serve(config, cwd, language, wrap)
-        _assert_clean(served, scene, "course serve")
+        _assert_clean(served, scene, "po-i18n serve")
         if damage in (REFUSED, STRAY):  # its first build stops as the strict one does: nothing is served
             assert status is None, served.output[-3000:]
             _assert_one_error(served)

@@ -17,12 +17,12 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import copy_project
-from coursekit import cli
-from coursekit.check import REFUSED_REMEDY
-from coursekit.extract import update
-from coursekit.interface import PROCESSES
-from coursekit.page_guard import TOGETHER
-from coursekit.project import Project
+from po_i18n import cli
+from po_i18n.check import REFUSED_REMEDY
+from po_i18n.extract import update
+from coursekit.course_strings import PROCESSES
+from po_i18n.page_guard import TOGETHER
+from po_i18n.project import Project
 from site_server import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
@@ -212,7 +212,7 @@ def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
     language, name = MISSING
     assert built.warning(f"i18n/{language}/{name}.po") == (
         f"i18n/{language}/{name}.po: no catalog, so docs/{name}.md is shown in English in '{language}'; "
-        f"create it with: course update --lang {language}")
+        f"create it with: po-i18n update --lang {language}")
     page = built.html(language, name)
     notice = page.select_one("article p.course-notice")
     assert notice is not None and re.match(r"0\s?%", notice.get_text()), notice
@@ -239,7 +239,7 @@ def test_an_entry_on_no_page_is_reported_not_rendered(built):
     line = built.lines["hand-added"]
     assert built.warning("i18n/sv/ddp-basics.po", line) == (
         f"i18n/sv/ddp-basics.po:{line}: msgid 'A sentence that no page has. A sentence ' is not in the English "
-        "source (was it edited by hand?); restore it, and run: course update")
+        "source (was it edited by hand?); restore it, and run: po-i18n update")
     assert "![![" not in str(built.html("sv", "ddp-basics"))
 
 

@@ -1,4 +1,4 @@
-"""The one-language preview: ``course serve --lang sv`` builds English and Swedish only."""
+"""The one-language preview: ``po-i18n serve --lang sv`` builds English and Swedish only."""
 from __future__ import annotations
 
 import os
@@ -40,7 +40,7 @@ def test_course_serve_with_a_language_serves_english_and_that_language_only():
     try:
         deadline = time.monotonic() + 180
         while _status(f"http://127.0.0.1:{port}/sv/ddp-basics/") != 200:
-            assert server.poll() is None and time.monotonic() < deadline, "course serve --lang sv did not serve sv/"
+            assert server.poll() is None and time.monotonic() < deadline, "po-i18n serve --lang sv did not serve sv/"
             time.sleep(0.5)
         assert _status(f"http://127.0.0.1:{port}/ddp-basics/") == 200
         for other in ("ru", "ja", "tr"):
@@ -51,15 +51,15 @@ def test_course_serve_with_a_language_serves_english_and_that_language_only():
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         _, log = server.communicate(timeout=30)
-    assert "preview of en, sv only (COURSE_PREVIEW_LANGUAGES); not built: ru, ja, tr" in log, log
+    assert "preview of en, sv only (PO_I18N_PREVIEW_LANGUAGES); not built: ru, ja, tr" in log, log
 
 
 def test_a_strict_build_refuses_a_preview_of_some_languages(tmp_path):
     copy_project(tmp_path)
-    env = {**MKDOCS_ENV, "COURSE_PREVIEW_LANGUAGES": "sv"}
+    env = {**MKDOCS_ENV, "PO_I18N_PREVIEW_LANGUAGES": "sv"}
     proc = subprocess.run([*MKDOCS, "build", "--strict"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode != 0
-    assert "COURSE_PREVIEW_LANGUAGES=sv builds only some languages; a strict build needs every language" in proc.stderr
+    assert "PO_I18N_PREVIEW_LANGUAGES=sv builds only some languages; a strict build needs every language" in proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     assert not (tmp_path / "site" / "ru").exists()
 
@@ -94,7 +94,7 @@ def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(
         server = subprocess.Popen([*COURSE, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=project,
                                   env=MKDOCS_ENV, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        _wait_for(server, log, "Serving on", 1, "course serve --lang sv did not start")
+        _wait_for(server, log, "Serving on", 1, "po-i18n serve --lang sv did not start")
         broken = lines.copy()
         broken[number - 1] = broken[number - 1][:-1]  # the msgstr's closing quote
         expected = f"i18n/sv/ddp-basics.po:{number}: unterminated string"

@@ -12,11 +12,11 @@ import polib
 import pytest
 
 from conftest import ROOT, copy_project
-from coursekit import catalog as po
-from coursekit import cli
-from coursekit.check import format_problems
-from coursekit.extract import update
-from coursekit.project import Project
+from po_i18n import catalog as po
+from po_i18n import cli
+from po_i18n.check import format_problems
+from po_i18n.extract import update
+from po_i18n.project import Project
 
 DATA = Path(__file__).parent / "catalogs"
 
@@ -35,7 +35,7 @@ def _entries(path: Path) -> dict[str, str]:
 
 def test_committed_catalogs_are_in_sync_with_the_english(project):
     report = update(project)
-    assert report.written == [], "run: course update (and translate what it marks)"
+    assert report.written == [], "run: po-i18n update (and translate what it marks)"
 
 
 def test_update_twice_changes_nothing(project):
@@ -206,7 +206,7 @@ def _site(project: Project) -> Path:
 
 
 def _refusal(path: Path) -> str:
-    """The one line :func:`coursekit.catalog.load` refuses ``path`` with."""
+    """The one line :func:`po_i18n.catalog.load` refuses ``path`` with."""
     with pytest.raises(po.CatalogError) as caught:
         po.load(path)
     return str(caught.value)
@@ -290,7 +290,7 @@ def test_what_is_not_a_regular_file_is_refused_without_waiting(project, kind):
         path.symlink_to(path.name)
         expected = "is a symbolic link"
     assert expected in _refusal(path)
-    assert path in project.catalog_files("ru")  # listed, so that course check reports it
+    assert path in project.catalog_files("ru")  # listed, so that po-i18n check reports it
     with pytest.raises(po.CatalogError, match=re.escape(expected)):
         po.save(polib.POFile(), path)
 
@@ -314,7 +314,7 @@ def test_an_unreadable_catalog_is_one_line(project):
 
 
 def test_a_catalog_larger_than_any_page_needs_is_refused_unread(project):
-    from coursekit.catalog_file import MAX_BYTES
+    from po_i18n.catalog_file import MAX_BYTES
 
     with _site(project).open("ab") as f:
         f.truncate(MAX_BYTES + 1)
@@ -366,7 +366,7 @@ def test_a_latin1_catalog_is_told_how_to_convert(tmp_path):
 def test_every_plural_rule_babel_writes_passes(language):
     from babel.messages.plurals import get_plural
 
-    from coursekit.catalog_header import SAMPLE_N, plural_rule
+    from po_i18n.catalog_header import SAMPLE_N, plural_rule
 
     expected = get_plural(language)
     rule = plural_rule(expected.plural_forms)
@@ -392,7 +392,7 @@ def test_every_plural_rule_babel_writes_passes(language):
     ("nplurals=2; plural=n > 4294967296 ? 2 : 1;", "gives form 2 for n = 9999999999"),
 ])
 def test_a_plural_rule_the_build_cannot_use_is_named_without_quoting_it(forms, reason):
-    from coursekit.catalog_header import HeaderError, plural_rule
+    from po_i18n.catalog_header import HeaderError, plural_rule
 
     with pytest.raises(HeaderError) as caught:
         plural_rule(forms)
@@ -429,7 +429,7 @@ HEADERS = {
         '\nmsgid "Verified"', f'\nmsgid ""\nmsgstr ""\n"X-Note: {TOKEN}\\n"\n\nmsgid "Verified"', 1), 10,
         'a second header entry (msgid ""); a catalog has one: merge the two and delete this one'),
     "only obsolete entries": (f'# {TOKEN}\n#~ msgid "Verified"\n#~ msgstr "Проверено"\n', 1, 'missing header entry (msgid "")'),
-    "empty file": ("", 1, 'missing header entry (msgid ""); restore it with: course update --lang ru'),
+    "empty file": ("", 1, 'missing header entry (msgid ""); restore it with: po-i18n update --lang ru'),
 }
 
 
@@ -444,7 +444,8 @@ def test_course_check_checks_the_header_as_the_build_uses_it(project, name, caps
 
 
 def test_msgstr_forms_beyond_nplurals_are_a_problem_and_show_in_english(project, capsys):
-    from coursekit.interface import PROCESSES, Interface
+    from coursekit.course_strings import PROCESSES
+    from po_i18n.interface import Interface
 
     text = (DATA / "valid.po").read_text(encoding="utf-8").replace('msgstr[2] "%(count)d процессов"',
                                                                       'msgstr[5] "%(count)d процессов"')
@@ -461,7 +462,8 @@ def test_the_interface_never_fails_on_a_bad_header(tmp_path, name):
     """What the build does with such a header: the text is read as UTF-8 whatever the
     charset says; plural strings are in English unless the plural rule passes (course
     check and the build's warnings say why); no exception."""
-    from coursekit.interface import PROCESSES, VERIFIED, Interface
+    from coursekit.course_strings import PROCESSES, VERIFIED
+    from po_i18n.interface import Interface
 
     path = tmp_path / "_site.po"
     path.write_text(HEADERS[name][0], encoding="utf-8")
@@ -472,7 +474,8 @@ def test_the_interface_never_fails_on_a_bad_header(tmp_path, name):
 
 
 def test_the_interface_uses_a_plural_rule_that_passes(tmp_path):
-    from coursekit.interface import PROCESSES, Interface
+    from coursekit.course_strings import PROCESSES
+    from po_i18n.interface import Interface
 
     path = tmp_path / "_site.po"
     path.write_text((DATA / "valid.po").read_text(encoding="utf-8"), encoding="utf-8")
@@ -481,7 +484,7 @@ def test_the_interface_uses_a_plural_rule_that_passes(tmp_path):
 
 
 def test_a_reader_that_closes_the_pipe_gets_no_traceback():
-    """``course stats | head -1``: the reader may close the pipe before the command has
+    """``po-i18n stats | head -1``: the reader may close the pipe before the command has
     written everything; the command stops quietly (no traceback, which would also print
     the paths of the installed packages)."""
     course = Path(sys.executable).with_name("course")

@@ -6,10 +6,11 @@ import polib
 import pytest
 
 from conftest import copy_project
-from coursekit import cli
-from coursekit.check import check_catalog, format_problems, refused_messages
-from coursekit.interface import PROCESSES, Interface
-from coursekit.project import Project
+from po_i18n import cli
+from po_i18n.check import check_catalog, format_problems, refused_messages
+from coursekit.course_strings import PROCESSES
+from po_i18n.interface import Interface
+from po_i18n.project import Project
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The safety check: a translation is accepted only when it renders, as the block it is,
-to the structure of its msgid (coursekit.safety, coursekit.skeleton)."""
+to the structure of its msgid (po_i18n.safety, po_i18n.skeleton)."""
 from __future__ import annotations
 
 import shutil
@@ -9,18 +9,19 @@ import polib
 import pytest
 
 from conftest import ROOT, copy_project
-from coursekit import catalog as po
-from coursekit import cli
-from coursekit.check import project_check, refused_messages
-from coursekit.interface import NOT_FOUND_TITLE, STATUS_NO_CATALOG, Interface
-from coursekit.markdown_engine import MarkdownEngine
-from coursekit.page_guard import TOGETHER, refused_together, render_checked
-from coursekit.project import Project
-from coursekit.render import render
-from coursekit import safety
-from coursekit.safety import GROWTH, PLAIN_TEXT, SLACK, check_for, size_limit
-from coursekit.skeleton import skeleton
-from coursekit.status_page import status_markdown
+from po_i18n import catalog as po
+from po_i18n import cli
+from po_i18n.check import project_check, refused_messages
+from coursekit.course_strings import NOT_FOUND_TITLE
+from po_i18n.interface import STATUS_NO_CATALOG, Interface
+from po_i18n.markdown_engine import MarkdownEngine
+from po_i18n.page_guard import TOGETHER, refused_together, render_checked
+from po_i18n.project import Project
+from po_i18n.render import render
+from po_i18n import safety
+from po_i18n.safety import GROWTH, PLAIN_TEXT, SLACK, check_for, size_limit
+from po_i18n.skeleton import skeleton
+from po_i18n.status_page import status_markdown
 
 PROJECT = Project.load(ROOT / "mkdocs.yml")
 PAGES_DIR = Path(__file__).parent / "pages"
@@ -224,9 +225,9 @@ def test_translations_harmless_alone_that_break_the_page_together_are_refused(ch
 def test_each_build_and_language_shares_one_check_so_a_preview_rebuild_remembers_its_judgements():
     from mkdocs.config import load_config
 
-    from coursekit import page_guard
-    from coursekit.build_context import check_of
-    from coursekit.markdown_engine import engine_of
+    from po_i18n import page_guard
+    from po_i18n.build_context import check_of
+    from po_i18n.markdown_engine import engine_of
 
     first, second = (load_config(str(ROOT / "mkdocs.yml")) for _ in range(2))  # as two mkdocs serve rebuilds
     engine = engine_of(first)  # each load makes new !relative objects: they count as the path they resolve to
@@ -246,7 +247,7 @@ def test_each_build_and_language_shares_one_check_so_a_preview_rebuild_remembers
 
 
 def test_a_page_verdict_is_not_reused_after_a_file_the_page_includes_changed(tmp_path):
-    from coursekit import page_guard
+    from po_i18n import page_guard
 
     engine = PROJECT.engine.configured("pymdownx.snippets", base_path=[str(tmp_path)])
     (tmp_path / "part.md").write_text("Included text.\n", encoding="utf-8")
@@ -325,7 +326,7 @@ def test_a_missing_catalog_is_reported_counted_and_named_on_the_status_page(tmp_
     assert cli.main(["--config", config, "check", "--lang", "sv"]) == 1
     out = capsys.readouterr().out
     assert ("i18n/sv/torchrun-launching.po: no catalog, so docs/torchrun-launching.md is shown in English in 'sv'; "
-            "create it with: course update --lang sv") in out.splitlines()
+            "create it with: po-i18n update --lang sv") in out.splitlines()
     assert "all catalogs are valid" not in out
     assert cli.main(["--config", config, "stats", "--lang", "sv", "--min", "50"]) == 1
     stats = capsys.readouterr()

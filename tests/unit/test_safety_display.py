@@ -1,17 +1,17 @@
 """What an element skeleton cannot see (issue 34): characters that change what the reader
 sees without changing the structure, and code that differs by one character
-(coursekit.invisible, coursekit.safety, coursekit.skeleton, coursekit.page_guard)."""
+(po_i18n.invisible, po_i18n.safety, po_i18n.skeleton, po_i18n.page_guard)."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import ROOT
-from coursekit import catalog as po
-from coursekit.check import project_check
-from coursekit.page_guard import render_checked
-from coursekit.project import Project
-from coursekit.safety import PLAIN_TEXT
-from coursekit.skeleton import skeleton
+from po_i18n import catalog as po
+from po_i18n.check import project_check
+from po_i18n.page_guard import render_checked
+from po_i18n.project import Project
+from po_i18n.safety import PLAIN_TEXT
+from po_i18n.skeleton import skeleton
 
 PROJECT = Project.load(ROOT / "mkdocs.yml")
 RLO = "adds U+202E RIGHT-TO-LEFT OVERRIDE, which reorders the text shown around it; remove it"
@@ -87,7 +87,7 @@ def test_invisible_characters_in_alt_and_title_text_are_refused(check):
 
 def test_references_python_drops_are_read_as_a_browser_reads_them(check):
     # html.unescape drops "&#1;" and "&#xFDD0;"; a browser keeps the character (HTML Standard).
-    from coursekit.invisible import browser_charrefs  # (imported here: each test fails on its own before issue 34)
+    from po_i18n.invisible import browser_charrefs  # (imported here: each test fails on its own before issue 34)
 
     page = check.page("A paragraph.\n")
     assert page.problems("A paragraph.", "Ett &#1;stycke.") == [
@@ -120,7 +120,7 @@ def test_site_strings_written_into_templates_cannot_carry_hidden_characters(chec
 
 
 def test_what_is_hidden_is_decided_by_unicode_properties():
-    from coursekit.invisible import added, describe, hidden
+    from po_i18n.invisible import added, describe, hidden
 
     assert [describe(c) for c in "\u202e\ue000\u0378"] == [
         "U+202E RIGHT-TO-LEFT OVERRIDE", "U+E000 (a private-use character)", "U+0378 (unassigned in Unicode "
@@ -211,7 +211,7 @@ def test_a_change_inside_a_table_cell_is_named_as_it_is(check):
 # --- the page check sees them too ------------------------------------------------------------
 
 def test_every_translated_page_shows_no_hidden_character_its_english_page_does_not(check):
-    from coursekit.invisible import added
+    from po_i18n.invisible import added
 
     for language in PROJECT.languages:
         for name in PROJECT.pages():

@@ -1,7 +1,7 @@
 """Proof by fuzzing: every translation the safety check accepts keeps its page's structure,
 its code (character for character) and the hidden characters it shows (none the English
 page does not show) when the page is rendered by the site's own Markdown engine
-(coursekit.fuzz_safety).
+(po_i18n.fuzz_safety).
 
 The run is derandomized (the same examples on every machine) and bounded by its number
 of examples; ``course bench --only fuzz`` runs at least 100,000 translations.
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from coursekit.fuzz_safety import corpus, families_table, run_fuzz
-from coursekit.project import Project
+from po_i18n.fuzz_safety import corpus, families_table, run_fuzz
+from po_i18n.project import Project
 
 EXAMPLES = 200  # Hypothesis examples; each mutates up to MAX_MESSAGES translations of one page (~2,700 in all)
 

@@ -7,7 +7,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT
-from coursekit.markdown_engine import engine_for
+from po_i18n.markdown_engine import engine_for
 
 ENGINE = engine_for(ROOT / "mkdocs.yml")
 # the site's extensions, and footnotes, which the site does not use but a page may

@@ -8,9 +8,9 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT
-from coursekit.markdown_engine import DEFAULT_ENGINE, engine_for
-from coursekit.render import render as _render
-from coursekit.segment import normalize_inline, segment as _segment
+from po_i18n.markdown_engine import DEFAULT_ENGINE, engine_for
+from po_i18n.render import render as _render
+from po_i18n.segment import normalize_inline, segment as _segment
 
 COURSE = sorted((ROOT / "docs").rglob("*.md"))
 FIXTURES = sorted((Path(__file__).parent / "pages").glob("*.md"))

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from coursekit.gate import add_badges
-from coursekit.interface import Interface
-from coursekit.project import Project
+from po_i18n.interface import Interface
+from po_i18n.project import Project
 from coursekit.runspec import RunSpecError, batch_script, launch_shape, owner_of, parse_line, read_spec
 from coursekit.verification import Record, content_hash, load_records, platform_name, save_records, status
 from torchjob import bare_folder

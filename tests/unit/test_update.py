@@ -1,4 +1,4 @@
-"""``course update`` loses nothing a translator wrote (issue 34), or refuses in one line.
+"""``po-i18n update`` loses nothing a translator wrote (issue 34), or refuses in one line.
 
 Each test works on a copy of the course (pages, mkdocs.yml, catalogs) and a catalog a
 translator could have written: comments, flags, header fields and header comments,
@@ -18,11 +18,11 @@ import polib
 import pytest
 
 from conftest import copy_project
-from coursekit import catalog as po
-from coursekit import cli
-from coursekit.extract import page_messages
-from coursekit.project import Project
-from coursekit.render import render
+from po_i18n import catalog as po
+from po_i18n import cli
+from po_i18n.extract import page_messages
+from po_i18n.project import Project
+from po_i18n.render import render
 
 LANGUAGE = "ru"
 
@@ -30,7 +30,7 @@ LANGUAGE = "ru"
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Project:
     """A copy of the course's pages, config and catalogs (and the hooks mkdocs.yml names,
-    which ``course check`` reads as MkDocs does), as the working directory: where a
+    which ``po-i18n check`` reads as MkDocs does), as the working directory: where a
     translator runs the course command."""
     monkeypatch.chdir(tmp_path)
     return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n", "hooks")) / "mkdocs.yml")
@@ -257,7 +257,7 @@ def test_update_keeps_every_byte_a_translator_wrote(project, capsys):
 
 
 def test_gnu_msgmerge_keeps_the_same_translations(project, capsys):
-    """Where both keep a translation as it is (not fuzzy, no context), ``course update``
+    """Where both keep a translation as it is (not fuzzy, no context), ``po-i18n update``
     and ``msgmerge`` agree on every message of the page."""
     msgmerge = _tool("msgmerge")
     path, _ = _write_translators_catalog(project)
@@ -292,7 +292,7 @@ DUPLICATES = {
 
 
 def _plant_duplicate(project: Project, name: str) -> tuple[Path, int, int]:
-    """A duplicate in the last catalog ``course update`` reaches: ``(path, line of the
+    """A duplicate in the last catalog ``po-i18n update`` reaches: ``(path, line of the
     repeated entry, line of the first)``."""
     path = project.catalog_path(project.languages[-1], "index.md")
     appended, repeated, first = DUPLICATES[name]
@@ -358,7 +358,7 @@ def test_an_entry_with_a_context_is_reported_not_shown_and_kept(project, capsys)
     line = _line_of(path.read_text(encoding="utf-8"), 'msgctxt "menu"')
     assert status == 1
     assert f"i18n/ru/index.po:{line}: context 'menu' is not used by this site, so this translation is not shown; " \
-           "run course update, which offers it (as fuzzy) to the entry without a context, then delete this entry" in out
+           "run po-i18n update, which offers it (as fuzzy) to the entry without a context, then delete this entry" in out
     assert not [l for l in out if l.startswith("i18n/ru/index.po:") and "context" not in l], out
 
     _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
@@ -426,7 +426,7 @@ def test_translator_flags_survive_and_the_extractor_decides_format_flags(project
 
 # --- A renamed page ---------------------------------------------------------------------
 
-ORPHAN_LINE = ("i18n/ru/ddp-basics.po: no English page docs/ddp-basics.md; if the page was renamed, run course update, "
+ORPHAN_LINE = ("i18n/ru/ddp-basics.po: no English page docs/ddp-basics.md; if the page was renamed, run po-i18n update, "
                "which offers its translations to the new page; then delete this file")
 
 

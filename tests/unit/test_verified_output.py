@@ -6,7 +6,8 @@ import polib
 import pytest
 
 from coursekit.gate import verified_output
-from coursekit.interface import OUTPUT_PLACEHOLDERS, Interface
+from coursekit.course_strings import OUTPUT_PLACEHOLDERS
+from po_i18n.interface import Interface
 from coursekit.verification import Record
 
 RECORD = Record(sha256="0" * 64, files={}, torch="2.13.0", python="3.12", backend="gloo", device="cpu",

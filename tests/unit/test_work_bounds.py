@@ -6,9 +6,9 @@ import polib
 import pytest
 
 from conftest import ROOT, copy_project
-from coursekit.check import check_catalog, judged, project_check
-from coursekit.project import Project
-from coursekit.safety import EXTRA_BRACKETS, check_for
+from po_i18n.check import check_catalog, judged, project_check
+from po_i18n.project import Project
+from po_i18n.safety import EXTRA_BRACKETS, check_for
 
 HAND_ADDED = "A paragraph no page has. " * 80  # 2,000 characters
 
@@ -44,9 +44,9 @@ def test_a_translation_with_many_more_brackets_than_its_msgid_is_refused(project
 def test_a_page_whose_translations_keep_breaking_it_together_is_shown_in_english_after_a_bound(monkeypatch):
     """Each translation refused for what it does together with others costs a bisection of
     page renderings; after ``MAX_TOGETHER`` of them the rest of the page is refused at once."""
-    from coursekit import catalog as po
-    from coursekit import page_guard
-    from coursekit.segment import segment
+    from po_i18n import catalog as po
+    from po_i18n import page_guard
+    from po_i18n.segment import segment
 
     project = Project.load(ROOT / "mkdocs.yml")  # read only; its pages include the programs in snippets/
     source = (project.docs_dir / "torchrun-launching.md").read_text(encoding="utf-8")

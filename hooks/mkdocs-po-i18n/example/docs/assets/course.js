@@ -1,0 +1,1 @@
+../../../../../docs/assets/course.js

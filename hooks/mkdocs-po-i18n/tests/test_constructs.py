@@ -1,0 +1,174 @@
+"""The constructs that once broke the translation engine, one minimal page each.
+
+Each page is held to the fuzzer's four properties (:func:`po_i18n.fuzz.check`: exact
+bytes with an empty catalog and with msgid -> itself, the same element tree under a
+pseudo-translation, every prose word in some message), with the engine that knows the
+construct, and its messages are named. The truth is Python-Markdown with the extension
+(rendered with it first, ``DEFAULT_ENGINE.convert``), not CommonMark.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+
+from po_i18n.fuzz import check, pseudo
+from po_i18n.markdown_engine import DEFAULT_ENGINE, MarkdownEngine
+from po_i18n.render import render
+from po_i18n.segment import segment, syntax_warnings
+
+
+def messages(source: str, engine: MarkdownEngine = DEFAULT_ENGINE) -> list[tuple[str, str]]:
+    return [(s.kind, s.msgid) for s in segment(source, engine)]
+
+
+def translated_html(source: str, engine: MarkdownEngine = DEFAULT_ENGINE) -> BeautifulSoup:
+    out = render(source, {s.msgid: pseudo(s.msgid) for s in segment(source, engine)}, engine=engine).markdown
+    return BeautifulSoup(engine.convert(out, without=("pymdownx.snippets",)), "html.parser")
+
+
+def test_01_an_attribute_list_under_a_paragraph_is_its_attributes_not_text():
+    source = "Lorem ipsum.\n{ .annotate }\n"
+    check(source)
+    assert messages(source) == [("paragraph", "Lorem ipsum.")]
+    assert translated_html(source).select_one("p.annotate").get_text() == "Lórém ípšúm."
+
+
+@pytest.mark.parametrize("source, inner", [
+    ("/// html | div.result\nSome *text*.\n///\n", "Some *text*."),
+    ("/// fancylists | type=a\n1. one\n2. two\n///\n", "one"),
+    ("![img](a.png)\n\n/// caption | <\nCap *text*\n///\n", "Cap *text*"),
+    ("![img](a.png)\n\n/// figure-caption | ^1\nFigure *text*\n///\n", "Figure *text*"),
+])
+def test_02_a_block_argument_is_not_a_title(source, inner):
+    check(source)
+    found = messages(source)
+    assert inner in [m for _, m in found]
+    assert not [k for k, _ in found if k.endswith(" title")]
+    assert not any("|" in m or m in ("div.result", "type=a", "<", "^1") for _, m in found)
+
+
+def test_02_blocks_with_a_title_keep_their_title_message():
+    source = "/// note | A *title*\nBody.\n///\n\n/// details | Q\n    open: true\n\nA.\n///\n"
+    check(source)
+    assert messages(source) == [("note title", "A *title*"), ("paragraph", "Body."), ("details title", "Q"),
+                                ("paragraph", "A.")]
+
+
+def test_03_a_tab_set_opened_with_an_exclamation_mark_is_a_new_tab_set():
+    source = '===! "A"\n    Tab a.\n\n===! "B"\n    Tab b.\n'
+    check(source)
+    assert messages(source) == [("tab title", "A"), ("paragraph", "Tab a."), ("tab title", "B"), ("paragraph", "Tab b.")]
+    assert len(translated_html(source).select("div.tabbed-set")) == 2
+
+
+def test_04_a_fence_left_open_in_a_tab_ends_with_the_tab_as_the_engine_ends_it():
+    source = '=== "A"\n    ```sh\n    echo hi\n\n=== "B"\n    Prose b.\n'
+    check(source)
+    found = messages(source)
+    assert ("tab title", "B") in found and ("paragraph", "Prose b.") in found
+    # superfences renders an unclosed fence as text, so it is prose there and here
+    assert ("paragraph", "```sh echo hi") in found
+
+
+def test_05_a_fence_under_a_fancy_list_marker_is_code():
+    source = "a.  Install it:\n\n    ```sh\n    pip install x\n    ```\n\nb.  Use it.\n"
+    check(source)
+    assert [m for _, m in messages(source)] == ["Install it:", "Use it."]
+
+
+def test_06_a_closing_fence_indented_past_its_opening_does_not_close_it():
+    source = '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n        ````\n\nProse after.\n'
+    check(source)
+    found = messages(source)
+    assert ("tab title", "Inner") in found  # the engine renders the inner tab: no closed fence holds it
+    assert found[-1] == ("paragraph", "Prose after.")
+    closed = '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n    ````\n\nProse after.\n'
+    check(closed)
+    assert messages(closed) == [("tab title", "Ex"), ("paragraph", "Prose after.")]
+
+
+def test_07_an_admonition_inside_a_definition_is_an_admonition():
+    source = "Term\n:   !!! note\n        Body of note.\n\n    More def.\n"
+    check(source)
+    assert messages(source) == [("definition term", "Term"), ("paragraph", "Body of note."), ("paragraph", "More def.")]
+
+
+def test_08_a_callout_marker_is_markup_and_its_title_a_title():
+    source = "> [!note]\n> Body text here.\n\n> [!tip] Custom title\n> Body.\n"
+    check(source)
+    assert messages(source) == [("quote", "Body text here."), ("tip title", "Custom title"), ("quote", "Body.")]
+    html = translated_html(source)
+    assert [d["class"] for d in html.select("div.admonition")] == [["admonition", "note"], ["admonition", "tip"]]
+
+
+def test_09_a_line_with_a_snippet_section_marker_is_dropped_and_never_joined():
+    source = "Mark it with `--8<-- [start:name]`.\nThen include it by name.\n"
+    check(source)
+    assert messages(source) == [("paragraph", "Then include it by name.")]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("Text[^1].\n\n[^1]: First para.\n\n    Second para.\n", ["Text[^1].", "First para.", "Second para."]),
+    ("Term\n:   Definition.\n\n    Second paragraph of it.\n", ["Term", "Definition.", "Second paragraph of it."]),
+    ("1. Item.\n\n    Continued paragraph.\n\n        code\n", ["Item.", "Continued paragraph."]),
+    ("- Item.\n\n      Six spaces: prose.\n", ["Item.", "Six spaces: prose."]),
+])
+def test_10_indented_continuation_paragraphs_are_prose(source, expected):
+    check(source)
+    assert [m for _, m in messages(source)] == expected
+
+
+def test_11_a_translated_heading_without_an_id_keeps_the_english_anchor():
+    source = "# Gradient sync\n\nText.\n\n## Gradient sync\n\n## With `code` { .cls }\n\n## Own { #own }\n"
+    check(source)
+    english = BeautifulSoup(DEFAULT_ENGINE.convert(source), "html.parser")
+    catalog = {"Gradient sync": "Синхронизация градиентов", "With `code`": "С `code`", "Own": "Свой"}
+    out = render(source, catalog, engine=DEFAULT_ENGINE).markdown
+    ids = [h["id"] for h in BeautifulSoup(DEFAULT_ENGINE.convert(out), "html.parser").find_all(re.compile("^h[1-6]$"))]
+    assert ids == [h["id"] for h in english.find_all(re.compile("^h[1-6]$"))] == [
+        "gradient-sync", "gradient-sync_1", "with-code", "own"]
+    assert "## С `code` { #with-code .cls }" in out
+
+
+def test_12_a_backslash_before_a_line_end_is_no_hard_break_for_python_markdown():
+    source = "line three\\\nline four\n"
+    check(source)
+    assert messages(source) == [("paragraph", "line three\\ line four")]
+    escapeall = MarkdownEngine(("pymdownx.escapeall",), {"pymdownx.escapeall": {"hardbreak": True}})
+    assert messages(source, escapeall) == [("paragraph", "line three\\\nline four")]
+    check(source, escapeall)
+
+
+NO_DETAILS = MarkdownEngine(("toc", "tables", "fenced_code", "admonition", "pymdownx.superfences"))
+
+
+def test_13_old_style_details_without_the_extension_is_text_and_a_warning():
+    source = '??? example "Title"\n    Body.\n'
+    check(source, NO_DETAILS)
+    assert messages(source, NO_DETAILS) == [("paragraph", '??? example "Title" Body.')]
+    assert syntax_warnings(source, NO_DETAILS) == [
+        (1, "'???' is pymdownx.details syntax, which mkdocs.yml does not enable: it renders as text; "
+            "add pymdownx.details to markdown_extensions or use pymdownx.blocks")]
+    assert syntax_warnings(source, DEFAULT_ENGINE) == []
+    assert messages(source, DEFAULT_ENGINE) == [("example title", "Title"), ("paragraph", "Body.")]
+
+
+def test_14_a_message_translated_as_itself_gives_back_the_source_bytes():
+    source = "A paragraph that is\nwrapped here and\n  there.\n\n- an item\n  wrapped\n"
+    segs = segment(source, DEFAULT_ENGINE)
+    assert [s.msgid for s in segs] == ["A paragraph that is wrapped here and there.", "an item wrapped"]
+    result = render(source, {s.msgid: s.msgid for s in segs}, engine=DEFAULT_ENGINE)
+    assert result.markdown == source
+    assert result.translated == result.total == 2 and result.percent == 100.0
+
+
+def test_11_plain_headings_slug_as_the_toc_extension_does_around_taken_ids():
+    """Plain-text headings are slugged without rendering (toc's slugify and unique): the
+    ids must be those the engine gives, an attribute-list id elsewhere taken."""
+    source = "# Gradient sync\n\n## Gradient sync\n\nx\n{ #gradient-sync_2 }\n\n## Gradient sync\n\n## Own { #own }\n"
+    english = BeautifulSoup(DEFAULT_ENGINE.convert(source), "html.parser").find_all(re.compile("^h[1-6]$"))
+    out = render(source, {"Gradient sync": "Синхронизация"}, engine=DEFAULT_ENGINE).markdown
+    ids = [h["id"] for h in BeautifulSoup(DEFAULT_ENGINE.convert(out), "html.parser").find_all(re.compile("^h[1-6]$"))]
+    assert ids == [h["id"] for h in english] == ["gradient-sync", "gradient-sync_1", "gradient-sync_3", "own"]

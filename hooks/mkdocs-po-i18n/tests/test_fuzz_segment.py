@@ -1,0 +1,55 @@
+"""The differential fuzzer of the translation engine, seeded and bounded for ``make test``.
+
+Random pages from :func:`po_i18n.fuzz.documents` (the constructs Material and
+pymdown-extensions document) are held to properties (a)-(d) of
+:func:`po_i18n.fuzz.check` against the site's Markdown engine. ``derandomize=True``
+makes every run draw the same pages (a fixed seed); the example count bounds the time
+(about 10 s here). ``course bench --only fuzz-segment`` runs 20,000 and more.
+Counterexamples the fuzzer found, shrunk, are fixed tests below.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from po_i18n.fuzz import RAW_WORDS, check, documents
+from po_i18n.markdown_engine import engine_for
+from conftest import ROOT
+
+
+@settings(max_examples=120, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(documents())
+def test_random_pages_round_trip_and_keep_their_structure(page):
+    check(page, raw_words=RAW_WORDS)
+
+
+# Shrunk counterexamples, each once a failure of the property named.
+FOUND = {
+    "front matter is not prose (d)": "---\ntitle: Page\ntags: [a, b]\n---\n\nalpha\n",
+    "a fence's title= is code, not prose (d)": '```py title="train.py"\nprint(value)\n```\n',
+    "a callout as a container's first block (c)": '!!! note "alpha"\n    > [!note]\n    > alpha\n    > { .annotate }\n',
+    "a fence the engine leaves open inside a list item (d)":
+        '- item\n\n    ```md\n    === "Tab"\n        text\n        ```\n\nProse after.\n',
+    "code in a list in a block quote keeps the quote open (d)":
+        "> - [x] alpha\n>\n>     ```\n>     print(value)\n>     ```\n>\n> - [ ] alpha\n>     1. alpha\n>\n>     2. alpha\n>\n"
+        ">         ```\n>         print(value)\n>         ```\n>\n>     3. alpha alpha train alpha alpha\n>\n> - [ ] alpha\n\nalpha\n",
+    "an attribute list ending a footnote is text: the back-link follows it (d)":
+        "See alpha[^1].\n\n[^1]: alpha\n\n    alpha\n    { #para-id }\n",
+    "a longer closing fence in a tab is text (d)": '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n        ````\n\nProse after.\n',
+}
+
+
+@pytest.mark.parametrize("page", FOUND.values(), ids=FOUND.keys())
+def test_counterexamples_found_by_the_fuzzer(page):
+    check(page, raw_words=RAW_WORDS)
+
+
+def test_the_course_engine_agrees_on_the_syntax_it_enables():
+    """The course's own mkdocs.yml (no old-style containers) on the blocks-style part of
+    the grammar: the same properties with the site's exact engine."""
+    engine = engine_for(ROOT / "mkdocs.yml")
+    page = ("# Title { #title }\n\n/// note | A *note*\n    type: danger\n\nBody with `code`.\n///\n\n"
+            "/// details | Q?\n    type: quiz\n\n- [ ] Wrong.\n- [x] Right.\n\nWhy.\n///\n\n"
+            '/// tab | First\nOne.\n///\n\n!!! note "Literal"\n    text\n')
+    check(page, engine, raw_words=RAW_WORDS)

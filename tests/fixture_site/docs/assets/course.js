@@ -1,1 +1,0 @@
-../../../../docs/assets/course.js
