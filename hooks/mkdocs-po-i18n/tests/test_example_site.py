@@ -1,7 +1,7 @@
-"""A second site, not the course, adopts the translation engine (hooks/mkdocs-po-i18n/example/).
+"""The example site (``example/``) translated through the plugin, as any site adopts it.
 
 Its own nav, old- and blocks-style containers, content tabs, an annotation, footnotes,
-definition lists, abbreviations and a grid of cards, with the project's i18n hook and
+definition lists, abbreviations and a grid of cards, with ``plugins: - po-i18n`` and
 pseudo-translated ``fr`` catalogs. Built strict in both locales, each page's element tree
 must be the English one apart from text, and headings without an explicit id keep the
 English id.
@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, import_program
+from conftest import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
 from po_i18n.fuzz import structure
-from site_server import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
 
-SITE = ROOT / "tests" / "fixture_site"
-pseudo = import_program(SITE / "pseudolocalize.py").pseudo_locale  # what the fr catalogs hold
+SITE = EXAMPLE
+pseudo = load_module(SITE / "pseudolocalize.py").pseudo_locale  # what the fr catalogs hold
 PAGES = ("", "guide/install/", "guide/concepts/")
 
 
@@ -75,9 +74,8 @@ def test_syntax_the_site_does_not_enable_is_a_build_warning_and_a_check_line(tmp
 
     from po_i18n import cli
 
-    site = tmp_path / "tests" / "fixture_site"
+    site = tmp_path / "example"
     shutil.copytree(SITE, site, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "hooks", tmp_path / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     config = site / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace("  - pymdownx.details\n", ""), encoding="utf-8")
     proc = subprocess.run([*MKDOCS, "build", "--strict", "-d", str(tmp_path / "out")], cwd=site, capture_output=True,

@@ -4,7 +4,7 @@ Random pages from :func:`po_i18n.fuzz.documents` (the constructs Material and
 pymdown-extensions document) are held to properties (a)-(d) of
 :func:`po_i18n.fuzz.check` against the site's Markdown engine. ``derandomize=True``
 makes every run draw the same pages (a fixed seed); the example count bounds the time
-(about 10 s here). ``course bench --only fuzz-segment`` runs 20,000 and more.
+(about 10 s here). The course's ``course bench --only fuzz-segment`` runs 20,000 and more.
 Counterexamples the fuzzer found, shrunk, are fixed tests below.
 """
 from __future__ import annotations
@@ -13,8 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from po_i18n.fuzz import RAW_WORDS, check, documents
-from po_i18n.markdown_engine import engine_for
-from conftest import ROOT
 
 
 @settings(max_examples=120, derandomize=True, database=None, deadline=None,
@@ -43,13 +41,3 @@ FOUND = {
 @pytest.mark.parametrize("page", FOUND.values(), ids=FOUND.keys())
 def test_counterexamples_found_by_the_fuzzer(page):
     check(page, raw_words=RAW_WORDS)
-
-
-def test_the_course_engine_agrees_on_the_syntax_it_enables():
-    """The course's own mkdocs.yml (no old-style containers) on the blocks-style part of
-    the grammar: the same properties with the site's exact engine."""
-    engine = engine_for(ROOT / "mkdocs.yml")
-    page = ("# Title { #title }\n\n/// note | A *note*\n    type: danger\n\nBody with `code`.\n///\n\n"
-            "/// details | Q?\n    type: quiz\n\n- [ ] Wrong.\n- [x] Right.\n\nWhy.\n///\n\n"
-            '/// tab | First\nOne.\n///\n\n!!! note "Literal"\n    text\n')
-    check(page, engine, raw_words=RAW_WORDS)
