@@ -504,7 +504,7 @@ def test_a_missing_address_shows_its_languages_404_page_styled_and_linked(reques
     context.close()
 
 
-FIXTURE_SITE = ROOT / "tests" / "fixture_site" / "mkdocs.yml"
+FIXTURE_SITE = ROOT / "hooks" / "mkdocs-po-i18n" / "example" / "mkdocs.yml"
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ from site_server import MKDOCS, MKDOCS_ENV
 pytestmark = pytest.mark.site
 
 COURSE = [sys.executable, "-m", "coursekit.cli"]
-FIXTURE = ROOT / "tests" / "fixture_site"
+FIXTURE = ROOT / "hooks" / "mkdocs-po-i18n" / "example"
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\w+(Error|Exception): ", re.M)
 
 
@@ -327,9 +327,8 @@ def _scene(kind: str, catalog: str, plant: Callable[[Scene], None], token: str) 
     base = Path(tempfile.mkdtemp(prefix="damaged-"))
     try:
         if kind == "fixture":
-            root = base / "tests" / "fixture_site"
+            root = base / "example"  # the plugin's example site needs nothing beside it
             shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", "site"))
-            shutil.copytree(ROOT / "hooks", base / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
             language = "fr"
         else:
             (base / "course").mkdir()

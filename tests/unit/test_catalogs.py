@@ -115,21 +115,21 @@ BAD = {
 
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_a_bad_catalog_gets_one_line_naming_file_and_line(project, name, capsys):
-    target = project.site_catalog_path("ru")
+    target = project.interface_catalog_path("ru", "course")  # the samples hold course strings
     shutil.copy(DATA / name, target)
     status = cli.main(["--config", str(project.root / "mkdocs.yml"), "check", "--lang", "ru"])
     out = capsys.readouterr()
     line, phrase = BAD[name]
-    problems = [l for l in out.out.splitlines() if l.startswith("i18n/ru/_site.po:")]
+    problems = [l for l in out.out.splitlines() if l.startswith("i18n/ru/_course.po:")]
     assert status == 1
-    assert any(l.startswith(f"i18n/ru/_site.po:{line}: ") and phrase in l for l in problems), out.out
+    assert any(l.startswith(f"i18n/ru/_course.po:{line}: ") and phrase in l for l in problems), out.out
     assert "Traceback" not in out.out + out.err
 
 
 def test_the_valid_sample_passes_check(project, capsys):
-    shutil.copy(DATA / "valid.po", project.site_catalog_path("ru"))
+    shutil.copy(DATA / "valid.po", project.interface_catalog_path("ru", "course"))
     cli.main(["--config", str(project.root / "mkdocs.yml"), "check", "--lang", "ru"])
-    assert not [l for l in capsys.readouterr().out.splitlines() if l.startswith("i18n/ru/_site.po:")]
+    assert not [l for l in capsys.readouterr().out.splitlines() if l.startswith("i18n/ru/_course.po:")]
 
 
 def test_every_committed_catalog_passes_check(capsys):
@@ -162,7 +162,7 @@ def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main([*command, "--help"])
     assert exit_.value.code == 0
-    assert "usage: course" in capsys.readouterr().out
+    assert "usage: po-i18n" in capsys.readouterr().out
 
 
 def test_stats_min_threshold_sets_the_exit_status(project, capsys):
@@ -305,7 +305,7 @@ def test_an_unreadable_catalog_is_one_line(project):
         if setpriv is None:
             pytest.skip("Requires: [not root, or util-linux setpriv] (chmod 000 stops no read by root)")
         wrap = [setpriv, "--bounding-set", "-dac_override,-dac_read_search"]
-    code = ("import pathlib, sys\nfrom coursekit import catalog\n"
+    code = ("import pathlib, sys\nfrom po_i18n import catalog\n"
             "try:\n    catalog.load(pathlib.Path(sys.argv[1]))\nexcept catalog.CatalogError as exc:\n    print(exc)")
     proc = subprocess.run([*wrap, sys.executable, "-c", code, "i18n/ru/_site.po"], cwd=project.root,
                           capture_output=True, text=True)

@@ -40,7 +40,7 @@ def test_a_percent_that_starts_an_unnamed_spec_is_refused():
 
 
 def _plant(project: Project, msgstr: str, keep_flag: bool) -> tuple[polib.POFile, str]:
-    path = project.site_catalog_path("ru")
+    path = project.interface_catalog_path("ru", "course")
     catalog = polib.pofile(str(path))
     entry = next(e for e in catalog if e.msgid == PROCESSES.msgid)
     entry.msgstr_plural = {i: msgstr for i in entry.msgstr_plural}
@@ -64,4 +64,4 @@ def test_a_padded_plural_is_refused_and_shows_in_english(project, keep_flag):
 def test_course_check_fails_on_it(project, capsys):
     _plant(project, "%(count)2000d процесс", keep_flag=False)
     assert cli.main(["--config", str(project.root / "mkdocs.yml"), "check", "--lang", "ru"]) == 1
-    assert "i18n/ru/_site.po:" in capsys.readouterr().out
+    assert "i18n/ru/_course.po:" in capsys.readouterr().out

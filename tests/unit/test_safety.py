@@ -299,7 +299,7 @@ def test_strings_written_into_html_templates_cannot_carry_html_characters(check)
 
 
 def test_a_refused_interface_string_shows_in_english(check):
-    catalog = po.load_cached(PROJECT.site_catalog_path("ru"))
+    catalog = po.load_cached(PROJECT.interface_catalog_path("ru", "course"))
     translated = Interface(catalog).text(NOT_FOUND_TITLE)
     assert translated != NOT_FOUND_TITLE.msgid
     assert Interface(catalog, frozenset({NOT_FOUND_TITLE.msgid})).text(NOT_FOUND_TITLE) == NOT_FOUND_TITLE.msgid

@@ -413,7 +413,7 @@ def test_a_missing_header_field_is_added_and_the_others_are_the_translators(proj
 
 
 def test_translator_flags_survive_and_the_extractor_decides_format_flags(project, capsys):
-    page, site = project.catalog_path(LANGUAGE, "index.md"), project.site_catalog_path(LANGUAGE)
+    page, site = project.catalog_path(LANGUAGE, "index.md"), project.interface_catalog_path(LANGUAGE, "course")
     _replace(page, '#. heading\n#: docs/index.md\nmsgid "Who this course is for"\n',
              '#. heading\n#: docs/index.md\n#, wrap, python-format, x-reviewed\nmsgid "Who this course is for"\n')
     _replace(site, '#, python-format\nmsgid "%(backend)s on %(device)s"\n',
