@@ -159,10 +159,13 @@ def _material_strings(language: str) -> set[str]:
 
 
 def _translations(language: str) -> set[str]:
-    """Every interface string a language's translators gave (Material's and ``_site.po``):
-    one may equal the English word (Swedish "Navigation") and still be a translation."""
-    catalog = polib.pofile(str(PROJECT.site_catalog_path(language)))
-    given = {e.msgstr for e in catalog if e.msgstr} | {v for e in catalog for v in e.msgstr_plural.values() if v}
+    """Every interface string a language's translators gave (Material's, ``_site.po`` and
+    ``_course.po``): one may equal the English word (Swedish "Navigation") and still be a
+    translation."""
+    given = set()
+    for path in PROJECT.interface_catalogs(language):
+        catalog = polib.pofile(str(path))
+        given |= {e.msgstr for e in catalog if e.msgstr} | {v for e in catalog for v in e.msgstr_plural.values() if v}
     return _material_strings(language) | given
 
 
@@ -170,9 +173,8 @@ def test_no_english_interface_string_in_a_translated_page(site):
     """Permalink titles, footer, header, search, 404 pages: every interface string the
     English site shows, Material's and the hooks' English strings, none of them may be
     left in English on a translated page."""
-    from po_i18n.interface import STRINGS
-
-    english = _material_strings("en") | {s.msgid for s in STRINGS if "%(" not in s.msgid}
+    english = _material_strings("en") | {s.msgid for strings in PROJECT.interface_strings.values() for s in strings
+                                         if "%(" not in s.msgid}
     for path in site.rglob("*.html"):
         if path.relative_to(site).parts[0] not in PROJECT.languages:
             english |= _interface_strings(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), "en")
@@ -372,7 +374,7 @@ def test_each_language_has_its_own_404_page(site, language):
     assert soup.html["lang"] == language
     title = "Page not found"
     if language != PROJECT.default_language:
-        title = polib.pofile(str(PROJECT.site_catalog_path(language))).find(title).msgstr
+        title = polib.pofile(str(PROJECT.interface_catalog_path(language, "course"))).find(title).msgstr
         assert title and title != "Page not found"
     assert soup.select_one("article h1").get_text().strip() == title
 

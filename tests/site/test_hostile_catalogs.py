@@ -114,7 +114,7 @@ def built(tmp_path_factory) -> Built:
     _set(together, cell.msgid, "</img>" + cell.msgstr)
 
     # A padded conversion spec in every plural form, its python-format flag removed
-    site = project.site_catalog_path("ru")
+    site = project.interface_catalog_path("ru", "course")  # the badges' strings
     catalog = polib.pofile(str(site))
     entry = next(e for e in catalog if e.msgid == PROCESSES.msgid)
     entry.msgstr_plural = {i: "%(count)2000d процесс" for i in entry.msgstr_plural}
@@ -228,7 +228,7 @@ def test_a_missing_catalog_shows_the_notice_and_says_no_catalog(built, capsys):
 
 
 def test_a_padded_conversion_spec_is_refused_and_the_badge_shows_in_english(built):
-    found = re.findall(r"^WARNING +- +i18n/ru/_site\.po:(\d+): (.*)$", built.loose.stderr, re.M)
+    found = re.findall(r"^WARNING +- +i18n/ru/_course\.po:(\d+): (.*)$", built.loose.stderr, re.M)
     assert [int(line) for line, _ in found] == [built.lines["padded"] + form for form in range(3)]
     assert all(reason.startswith("placeholder %(count)2000d is not in the msgid; use one of: %(count)d") for _, reason in found)
     html = str(built.html("ru", "ddp-basics"))

@@ -19,7 +19,7 @@ from coursekit.net import free_port
 
 pytestmark = pytest.mark.site
 
-COURSE = [sys.executable, "-m", "coursekit.cli"]
+PO_I18N = [sys.executable, "-m", "po_i18n"]
 
 
 def _status(url: str) -> int | None:
@@ -34,7 +34,7 @@ def _status(url: str) -> int | None:
 
 def test_course_serve_with_a_language_serves_english_and_that_language_only():
     port = free_port()
-    server = subprocess.Popen([*COURSE, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=ROOT,
+    server = subprocess.Popen([*PO_I18N, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=ROOT,
                               env=MKDOCS_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:
@@ -65,7 +65,7 @@ def test_a_strict_build_refuses_a_preview_of_some_languages(tmp_path):
 
 
 def test_an_unknown_preview_language_is_named():
-    proc = subprocess.run([*COURSE, "serve", "--lang", "xx"], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
+    proc = subprocess.run([*PO_I18N, "serve", "--lang", "xx"], cwd=ROOT, capture_output=True, text=True, env=MKDOCS_ENV)
     assert proc.returncode == 2
     assert "unknown language(s) xx" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -91,7 +91,7 @@ def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(
     log = tmp_path / "serve.log"
     port = free_port()
     with log.open("w", encoding="utf-8") as sink:
-        server = subprocess.Popen([*COURSE, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=project,
+        server = subprocess.Popen([*PO_I18N, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=project,
                                   env=MKDOCS_ENV, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for(server, log, "Serving on", 1, "po-i18n serve --lang sv did not start")
