@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shutil
 import site
 import subprocess
 import sys
@@ -111,7 +112,8 @@ def properdocs(pytestconfig, tmp_path_factory) -> Path:
 
 
 def _build(command: list[str], out: Path) -> subprocess.CompletedProcess:
-    env = {**BUILD_ENV, "PYTHONPATH": os.pathsep.join([str(ROOT / "hooks"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    paths = [str(ROOT / "hooks"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**BUILD_ENV, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.run([*command, "build", "--strict", "-d", str(out)], cwd=SITE, capture_output=True, text=True,
                           env=env)
 
@@ -159,3 +161,22 @@ def test_every_file_is_the_mkdocs_builds_but_for_the_generator_line(built):
               if GENERATOR.sub(b"", (built["properdocs"] / rel).read_bytes())
               != GENERATOR.sub(b"", (built["mkdocs"] / rel).read_bytes())]
     assert not differ, f"ProperDocs built these differently from MkDocs: {differ}"
+
+
+def test_a_hook_warning_fails_the_strict_build(properdocs, tmp_path):
+    """The engine logs to ``mkdocs.*`` loggers; ``properdocs build --strict`` counts warnings
+    on the ``properdocs`` logger only (``properdocs/commands/build.py``), and its command
+    makes ``properdocs`` the parent of the ``mkdocs`` logger (``properdocs/__main__.py``,
+    ``State``), so the engine's warning still fails the build: ``???`` with pymdownx.details
+    taken out of the site's mkdocs.yml, as in test_fixture_site.py."""
+    site = tmp_path / "tests" / "fixture_site"
+    shutil.copytree(SITE, site, ignore=shutil.ignore_patterns("__pycache__"))  # links followed: assets/course.js
+    shutil.copytree(ROOT / "hooks", tmp_path / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
+    config = site / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  - pymdownx.details\n", ""), encoding="utf-8")
+    proc = subprocess.run([str(properdocs), "build", "--strict", "-d", str(tmp_path / "out")], cwd=site,
+                          capture_output=True, text=True, env={**BUILD_ENV, "PYTHONPATH": str(tmp_path / "hooks")})
+    assert proc.returncode != 0
+    assert re.search(r"^WARNING +- +docs/guide/install\.md:\d+: '\?\?\?' is pymdownx\.details syntax", proc.stderr, re.M), (
+        proc.stderr)
+    assert re.search(r"^Aborted with \d+ warnings in strict mode!$", proc.stdout, re.M), proc.stdout  # click.echo
