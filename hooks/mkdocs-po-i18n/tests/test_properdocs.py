@@ -1,4 +1,4 @@
-"""The fixture site (tests/fixture_site/) built with ProperDocs, the community continuation of
+"""The example site (example/) built with ProperDocs, the community continuation of
 MkDocs 1.x, as ``properdocs build --strict``: the same site as MkDocs builds, both languages.
 
 ProperDocs is a drop-in because its command imports ``properdocs.replacement`` first, which
@@ -35,12 +35,11 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, import_program
-from site_server import MKDOCS, MKDOCS_ENV
+from conftest import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
 
 pytestmark = pytest.mark.site
 
-SITE = ROOT / "tests" / "fixture_site"
+SITE = EXAMPLE
 PAGES = ("", "guide/install/", "guide/concepts/")
 PROPERDOCS = "properdocs>=1.6,<2"
 # pip's words when the package index cannot be reached or holds no such package: the one
@@ -51,7 +50,7 @@ GENERATOR = re.compile(rb'<meta name="generator" content="([^"]*)">')
 # Reproducible builds (both builders read it): the sitemap's lastmod is not today's date,
 # so the two builds agree even across midnight.
 BUILD_ENV = {**MKDOCS_ENV, "SOURCE_DATE_EPOCH": "1700000000"}
-pseudo = import_program(SITE / "pseudolocalize.py").pseudo_locale  # what the fr catalogs hold
+pseudo = load_module(SITE / "pseudolocalize.py").pseudo_locale  # what the fr catalogs hold
 
 
 def _ci() -> bool:
@@ -94,7 +93,7 @@ def _make_venv(venv: Path) -> str | None:
 def properdocs(pytestconfig, tmp_path_factory) -> Path:
     """The ``properdocs`` command of an environment with ProperDocs over this interpreter's
     packages, made once and reused while those are the same."""
-    cache = pytestconfig.cache.mkdir("properdocs-venv") if pytestconfig.cache else tmp_path_factory.mktemp("properdocs")
+    cache = pytestconfig.cache.mkdir("properdocs-venv") if getattr(pytestconfig, "cache", None) else tmp_path_factory.mktemp("properdocs")
     venv, stamp = cache / "venv", cache / "stamp"
     wanted = repr((sys.version, PROPERDOCS, site.getsitepackages()))
     with open(cache / "lock", "w") as lock:  # two pytest sessions at once make it once
@@ -112,10 +111,8 @@ def properdocs(pytestconfig, tmp_path_factory) -> Path:
 
 
 def _build(command: list[str], out: Path) -> subprocess.CompletedProcess:
-    paths = [str(ROOT / "hooks"), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**BUILD_ENV, "PYTHONPATH": os.pathsep.join(paths)}
     return subprocess.run([*command, "build", "--strict", "-d", str(out)], cwd=SITE, capture_output=True, text=True,
-                          env=env)
+                          env=BUILD_ENV)
 
 
 @pytest.fixture(scope="module")
@@ -168,14 +165,13 @@ def test_a_hook_warning_fails_the_strict_build(properdocs, tmp_path):
     on the ``properdocs`` logger only (``properdocs/commands/build.py``), and its command
     makes ``properdocs`` the parent of the ``mkdocs`` logger (``properdocs/__main__.py``,
     ``State``), so the engine's warning still fails the build: ``???`` with pymdownx.details
-    taken out of the site's mkdocs.yml, as in test_fixture_site.py."""
-    site = tmp_path / "tests" / "fixture_site"
+    taken out of the site's mkdocs.yml, as in test_example_site.py."""
+    site = tmp_path / "example"
     shutil.copytree(SITE, site, ignore=shutil.ignore_patterns("__pycache__"))  # links followed: assets/course.js
-    shutil.copytree(ROOT / "hooks", tmp_path / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     config = site / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace("  - pymdownx.details\n", ""), encoding="utf-8")
     proc = subprocess.run([str(properdocs), "build", "--strict", "-d", str(tmp_path / "out")], cwd=site,
-                          capture_output=True, text=True, env={**BUILD_ENV, "PYTHONPATH": str(tmp_path / "hooks")})
+                          capture_output=True, text=True, env=BUILD_ENV)
     assert proc.returncode != 0
     assert re.search(r"^WARNING +- +docs/guide/install\.md:\d+: '\?\?\?' is pymdownx\.details syntax", proc.stderr, re.M), (
         proc.stderr)
