@@ -33,8 +33,9 @@ from .segment import segment
 __all__ = ["check", "documents", "pseudo", "structure", "prose_words"]
 
 # Markup a translation carries over untouched: code spans, link and footnote targets,
-# reference labels, HTML tags, entities and attribute lists.
-_PROTECTED = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\})")
+# reference labels, HTML tags, entities, attribute lists and emoji/icon shortcodes
+# (pymdownx/emoji.py, RE_EMOJI).
+_PROTECTED = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\}|:[+\-\w]+:)")
 _ACCENTS = str.maketrans("aeiouyAEIOUYcnsz", "áéíóúýÁÉÍÓÚÝçñšž")
 
 

@@ -50,7 +50,9 @@ __all__ = ["Segment", "count_words", "segment", "normalize_inline", "syntax_warn
 _PARSER = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 _TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz option, "[x]" if right
-_HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
+# attr_list's HEADER_RE: a heading's own attribute list follows a space; one that touches
+# the text before it (":icon:{ .cls }") belongs to that inline element and is text here
+_HEADING_ATTRS = re.compile(r"[ \t]+\{[^{}]*\}[ \t]*$")
 _LIST_MARKER = re.compile(r"^([ ]*)([-*+]|\d{1,9}\.)([ ]{1,3})(?=\S)")
 _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")

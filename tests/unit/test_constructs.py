@@ -172,3 +172,41 @@ def test_11_plain_headings_slug_as_the_toc_extension_does_around_taken_ids():
     out = render(source, {"Gradient sync": "Синхронизация"}, engine=DEFAULT_ENGINE).markdown
     ids = [h["id"] for h in BeautifulSoup(DEFAULT_ENGINE.convert(out), "html.parser").find_all(re.compile("^h[1-6]$"))]
     assert ids == [h["id"] for h in english] == ["gradient-sync", "gradient-sync_1", "gradient-sync_3", "own"]
+
+
+def _material_icons() -> MarkdownEngine:
+    """The default engine with pymdownx.emoji as Material documents it (its icon index and
+    SVG generator: "Icons, Emojis" in Material's reference), so that ``:octicons-…:`` is an
+    icon element that an attribute list can follow."""
+    from material.extensions.emoji import to_svg, twemoji
+
+    return MarkdownEngine(DEFAULT_ENGINE.extensions + ("pymdownx.emoji",),
+                          {**DEFAULT_ENGINE.configs, "pymdownx.emoji": {"emoji_index": twemoji, "emoji_generator": to_svg}})
+
+
+def _headings(html: str) -> list[tuple[str, list[list[str]]]]:
+    """Each heading's id and the classes of the icons in it."""
+    soup = BeautifulSoup(html, "html.parser")
+    return [(h.get("id"), [s.get("class") for s in h.select("span.twemoji")]) for h in soup.find_all(re.compile("^h[1-6]$"))]
+
+
+def test_15_an_icon_with_an_attribute_list_ending_a_heading_keeps_it_and_the_heading_its_english_id():
+    """attr_list gives a heading the list that follows a space (HEADER_RE ``[ ]+{…}``); one
+    touching an icon (``:icon:{: .cls }``, as Material's own docs write it) is the icon's."""
+    icons = _material_icons()
+    source = ("## Sponsor :octicons-heart-fill-16:{: .heart-throb}\n\nText.\n\n## Title {: #own-id }\n\n"
+              "## Star :material-star:{ .cls } {#star-id}\n\n## Last :material-star:{ .cls } { .big }\n")
+    check(source, icons)
+    assert messages(source, icons) == [
+        ("heading", "Sponsor :octicons-heart-fill-16:{: .heart-throb}"), ("paragraph", "Text."),
+        ("heading", "Title"), ("heading", "Star :material-star:{ .cls }"), ("heading", "Last :material-star:{ .cls }")]
+    english = _headings(icons.convert(source))
+    assert english == [("sponsor", [["twemoji", "heart-throb"]]), ("own-id", []), ("star-id", [["twemoji", "cls"]]),
+                       ("last", [["twemoji", "cls"]])]
+    catalog = {"Sponsor :octicons-heart-fill-16:{: .heart-throb}": "Спонсор :octicons-heart-fill-16:{: .heart-throb}",
+               "Title": "Заголовок", "Star :material-star:{ .cls }": "Звезда :material-star:{ .cls }",
+               "Last :material-star:{ .cls }": "Последний :material-star:{ .cls }"}
+    out = render(source, catalog, engine=icons).markdown
+    assert _headings(icons.convert(out)) == english
+    assert "## Спонсор :octicons-heart-fill-16:{: .heart-throb} { #sponsor }\n" in out
+    assert "## Последний :material-star:{ .cls } { #last .big }\n" in out
