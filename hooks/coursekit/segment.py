@@ -74,6 +74,10 @@ class Segment:
         end: ``(line, column)`` one past the last character of the span.
         continuation: the prefix a continuation line needs inside this block's
             containers (spaces under list markers, ``>`` of block quotes).
+        template: for a message the page does not write (a container's default title:
+            ``!!! note`` shows "Note"), how a translation is written at the empty span,
+            ``{}`` standing for the msgstr (``' "{}"'`` after ``!!! note``, ``" | {}"``
+            after ``/// note``); ``""`` for a message whose span holds its text.
     """
 
     kind: str
@@ -81,6 +85,7 @@ class Segment:
     start: tuple[int, int]
     end: tuple[int, int]
     continuation: str = ""
+    template: str = ""
 
 
 _WORD = re.compile(r"\w+")
@@ -145,6 +150,15 @@ class _View:
 def _title(view: _View, kind: str, line: str, i: int, title: str, search_from: int) -> None:
     col = line.index(title, search_from)
     view.titles.append(Segment(f"{kind} title", title, (i, col), (i, col + len(title))))
+
+
+def _default_title(view: _View, syn: sx.Syntax, kind: str, i: int, col: int, probe: str, template: str) -> None:
+    """A container written without a title shows the engine's default one ("Note"): that
+    text is a message of kind ``"default <kind> title"``, at the empty span where an
+    explicit title would go (``col`` of line ``i``), written there as ``template``."""
+    title = syn.default_title(probe)
+    if title is not None:
+        view.titles.append(Segment(f"default {kind} title", title, (i, col), (i, col), "", template))
 
 
 def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
@@ -265,6 +279,14 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
         name, arg = block.group(2).lower(), block.group(3)
         if arg and syn.blocks[name]:
             _title(out, name, line, i, arg, line.index("|", col) + 1)
+        elif block.group(3) is None and syn.blocks[name]:  # "/// note |" is explicitly untitled
+            options = []
+            for option in raw[i + 1:]:
+                if not option.strip() or len(option) - len(option.lstrip(" ")) < col + 4:
+                    break
+                options.append(option[col:] + "\n")
+            probe = text.rstrip() + "\n" + "".join(options) + "\nx\n" + block.group(1) + "\n"
+            _default_title(out, syn, name, i, col + block.end(2), probe, " | {}")
         stack.append(_Box(body=col, slashes=len(block.group(1))))
         return True
     end = sx.BLOCK_END.match(text)
@@ -286,13 +308,15 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
                                         f"renders as text; add {ext} to markdown_extensions or use pymdownx.blocks"))
             break
         if marker == "!!!":
-            title, kind = m.group(2), m.group(1).split()[0]
+            title, kind, types_end = m.group(2), m.group(1).split()[0], m.end(1)
         elif marker == "???":
-            title, kind = m.group(3), (m.group(2) or m.group(4) or "details").split()[0]
+            title, kind, types_end = m.group(3), (m.group(2) or m.group(4) or "details").split()[0], m.end(4)
         else:
-            title, kind = m.group(2), "tab"
+            title, kind, types_end = m.group(2), "tab", -1
         if title:
             _title(out, kind, line, i, title, line.index('"', col) + 1)
+        elif title is None and types_end >= 0:  # '!!! note ""' is explicitly untitled
+            _default_title(out, syn, kind, i, col + types_end, text[:types_end] + "\n    x\n", ' "{}"')
         stack.append(_Box(body=col + 4))
         out.breaks.add(i + 1)
         return False
@@ -332,8 +356,12 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
         m = sx.CALLOUT.match(text)
         if m and (i == 0 or not out.lines[i - 1].strip(" >\n")):  # the quote's first line
             title = m.group(3).strip()
+            kind = m.group(1).split("|")[0].strip().lower()
             if title:
-                _title(out, m.group(1).split("|")[0].strip().lower(), line, i, title, col + m.start(3))
+                _title(out, kind, line, i, title, col + m.start(3))
+            else:
+                head = m.end(2) if m.group(2) else m.end(1) + 1
+                _default_title(out, syn, kind, i, col + head, text[:head] + "\n> x\n", " {}")
             out.lines[i] = text[: text.index("[")].rstrip() + "\n"
             out.breaks.add(i + 1)
             return False

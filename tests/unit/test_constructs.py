@@ -13,7 +13,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from coursekit.fuzz import check, pseudo
+from coursekit.fuzz import check, pseudo, structure
 from coursekit.markdown_engine import DEFAULT_ENGINE, MarkdownEngine
 from coursekit.render import render
 from coursekit.segment import segment, syntax_warnings
@@ -92,13 +92,15 @@ def test_06_a_closing_fence_indented_past_its_opening_does_not_close_it():
 def test_07_an_admonition_inside_a_definition_is_an_admonition():
     source = "Term\n:   !!! note\n        Body of note.\n\n    More def.\n"
     check(source)
-    assert messages(source) == [("definition term", "Term"), ("paragraph", "Body of note."), ("paragraph", "More def.")]
+    assert messages(source) == [("definition term", "Term"), ("default note title", "Note"), ("paragraph", "Body of note."),
+                                ("paragraph", "More def.")]
 
 
 def test_08_a_callout_marker_is_markup_and_its_title_a_title():
     source = "> [!note]\n> Body text here.\n\n> [!tip] Custom title\n> Body.\n"
     check(source)
-    assert messages(source) == [("quote", "Body text here."), ("tip title", "Custom title"), ("quote", "Body.")]
+    assert messages(source) == [("default note title", "Note"), ("quote", "Body text here."), ("tip title", "Custom title"),
+                                ("quote", "Body.")]
     html = translated_html(source)
     assert [d["class"] for d in html.select("div.admonition")] == [["admonition", "note"], ["admonition", "tip"]]
 
@@ -210,3 +212,38 @@ def test_15_an_icon_with_an_attribute_list_ending_a_heading_keeps_it_and_the_hea
     assert _headings(icons.convert(out)) == english
     assert "## Спонсор :octicons-heart-fill-16:{: .heart-throb} { #sponsor }\n" in out
     assert "## Последний :material-star:{ .cls } { #last .big }\n" in out
+
+
+UNTITLED = ('!!! note\n    Body one.\n\n    Body two.\n\n??? warning\n    Folded.\n\n???+ tip\n    Open.\n\n'
+            '/// note\nBlock body.\n///\n\n/// details\n    type: danger\n\nWith options.\n///\n\n> [!tip]\n> Callout body.\n\n'
+            '!!! note ""\n    Explicitly untitled.\n\n/// note |\nExplicitly untitled too.\n///\n')
+
+
+def _titles(html: str) -> list[str]:
+    soup = BeautifulSoup(html, "html.parser")
+    return [t.get_text() for t in soup.select("p.admonition-title, summary")]
+
+
+def test_16_the_default_title_of_an_untitled_callout_is_a_message_written_as_an_explicit_title():
+    """``!!! note`` shows "Note" (admonition capitalizes its type; pymdownx.details,
+    pymdownx.blocks and pymdownx.quotes likewise): that text is a message, and its
+    translation becomes the container's explicit title in the syntax the page uses.
+    ``!!! note ""`` and ``/// note |`` show no title, and have no title message."""
+    check(UNTITLED)
+    assert [m for m in messages(UNTITLED) if "title" in m[0]] == [
+        ("default note title", "Note"), ("default warning title", "Warning"), ("default tip title", "Tip"),
+        ("default note title", "Note"), ("default details title", "Danger"), ("default tip title", "Tip")]
+    assert _titles(DEFAULT_ENGINE.convert(UNTITLED)) == ["Note", "Warning", "Tip", "Note", "Danger", "Tip"]
+    catalog = {"Note": 'Заметка "важно"', "Warning": "Внимание", "Tip": "Совет", "Danger": "Опасно"}
+    out = render(UNTITLED, catalog, engine=DEFAULT_ENGINE).markdown
+    assert '!!! note "Заметка "важно""\n' in out and "/// note | Заметка \"важно\"\n" in out
+    assert "> [!tip] Совет\n" in out and "/// details | Опасно\n    type: danger\n" in out
+    html = DEFAULT_ENGINE.convert(out)
+    assert _titles(html) == ['Заметка "важно"', "Внимание", "Совет", 'Заметка "важно"', "Опасно", "Совет"]
+    assert structure(html) == structure(DEFAULT_ENGINE.convert(UNTITLED))
+    # untranslated, or translated as itself: the English page's bytes
+    assert render(UNTITLED, {}, engine=DEFAULT_ENGINE).markdown == UNTITLED
+    same = {s.msgid: s.msgid for s in segment(UNTITLED, DEFAULT_ENGINE)}
+    result = render(UNTITLED, same, engine=DEFAULT_ENGINE, fallback_lang=None)
+    assert result.markdown == UNTITLED and result.translated == result.total
+    assert render(UNTITLED, {}, engine=DEFAULT_ENGINE, fallback_lang="en").markdown.startswith("!!! note\n")
