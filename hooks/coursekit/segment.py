@@ -56,6 +56,10 @@ _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
+# A tag starting a line's content (after block quote and list markers): CommonMark may
+# take it for an HTML block, the engine takes it for inline HTML (see _line).
+_LEADING_TAG = re.compile(r"^([ >]*(?:(?:[-*+]|\d{1,9}[.)])[ ]+)*)<(?=[A-Za-z/])")
+_HIDE = "\ue000"  # stands in the view for a character markdown-it must not see as syntax
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,7 @@ class _View:
     kinds: dict[int, str] = field(default_factory=dict)  # a paragraph starting here is of this kind
     text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
     footnote_ends: set[int] = field(default_factory=set)  # last lines of footnotes (their back-link follows)
+    disguised: dict[int, str] = field(default_factory=dict)  # line -> the character _HIDE stands for on it
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -164,6 +169,14 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             skip[j] = True
         if last - 1 < n:
             out.breaks.add(last)  # a paragraph never continues past a fence
+    # raw HTML as the engine finds it before any block is parsed: its lines are markup
+    for j, ranges in syn.html_markup([r if not s else "" for r, s in zip(raw, skip)]).items():
+        source = raw[j]
+        raw[j] = "".join(ch for k, ch in enumerate(source) if not any(a <= k < b for a, b in ranges))
+        if not source[: ranges[0][0]].strip():
+            out.breaks.add(j)  # HTML starting a line ends the paragraph before it
+        if not source[max(b for _, b in ranges):].strip():
+            out.breaks.add(j + 1)  # and HTML ending one, the paragraph after it
     stack: list[_Box] = []
     options = False  # inside a blocks header's indented YAML options
     prev_blank = True
@@ -345,6 +358,10 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             text = " " * lead + "1." + " " * max(1, min(3, m.start(1) - lead - 2)) + m.group(1)
     text = _LIST_MARKER.sub(lambda m: m.group(1) + m.group(2) + " " * max(len(m.group(3)), 4 - len(m.group(2))), text)
     text = _ATX_NO_SPACE.sub(r"\1 ", text)
+    tag = _LEADING_TAG.match(text)
+    if tag:  # raw HTML the engine takes as a block is gone by now: this is inline HTML in prose
+        text = text[: tag.end(1)] + _HIDE + text[tag.end(1) + 1:]
+        out.disguised[i] = "<"
     fence = _CM_FENCE.match(text)
     if fence:  # a fence the engine does not take as one (unclosed, or leaving its indent): text
         out.text_of[i] = text.strip()
@@ -463,7 +480,8 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
             kind = "paragraph"
         first = token.map[0]
         content_lines = token.content.split("\n")
-        numbered = [(n, view.text_of.get(n, text)) for n, text in enumerate(content_lines, first)]
+        numbered = [(n, view.text_of.get(n, text).replace(_HIDE, view.disguised.get(n, _HIDE), 1))
+                    for n, text in enumerate(content_lines, first)]
         if kind == "heading":
             numbered = numbered[:1] if len(numbered) == 1 else numbered
             numbered[-1] = (numbered[-1][0], _HEADING_ATTRS.sub("", numbered[-1][1]))
