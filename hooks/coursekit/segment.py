@@ -232,11 +232,12 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             box = stack[-1]
             if box.lazy and not prev_blank and not _starts_container(stripped, syn):
                 break  # lazy continuation of a footnote's or definition's first paragraph
-            if text_item and not box.dedent:
-                break  # a list item's paragraph goes on over an unindented marker (looseDetab)
+            if text_item and not any(b.dedent or b.slashes for b in stack):
+                break  # a page-level list item's paragraph goes on over an unindented marker (looseDetab)
             _close(out, stack.pop())
             popped = True
         if popped:
+            text_item = False  # a marker that closes a container starts a list of its own
             out.breaks.add(i)
             if para:
                 last_para, para = para, []
