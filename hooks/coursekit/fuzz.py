@@ -320,9 +320,54 @@ def _table(draw) -> str:
 
 
 @st.composite
+def _markdown_in_html(draw, depth: int) -> str:
+    """md_in_html as Material's docs write it: ``markdown``, ``="1"``, ``="block"``, nested,
+    tags on the content's own lines, ``<details markdown>`` with a ``<summary>``."""
+    attr = draw(st.sampled_from(("markdown", 'markdown="1"', 'markdown="block"', 'class="grid" markdown')))
+    body = draw(_body(depth)) if depth < 2 else draw(_paragraph())
+    form = draw(st.sampled_from(("tight", "nested", "details", "span")))
+    if form == "nested":
+        return f"<div {attr}>\n<div markdown>\n{draw(_paragraph())}\n</div>\n\n{body}\n</div>"
+    if form == "details":
+        return f"<details markdown>\n<summary markdown>{draw(_inline(allow_refs=False))}</summary>\n\n{body}\n</details>"
+    if form == "span":
+        return f"<p markdown>{draw(_inline(allow_refs=False))}</p>"
+    return f"<div {attr}>\n{body}\n</div>"
+
+
+@st.composite
+def _html_between(draw) -> str:
+    """Comments and raw HTML between prose paragraphs, with and without blank lines."""
+    html = draw(st.sampled_from(("<!-- raw -->", "<!--\nraw raw\n-->", "<div>raw</div>", '<div class="x">\nraw\n\nraw\n</div>')))
+    sep = draw(st.sampled_from(("\n", "\n\n")))
+    return f"{draw(_paragraph())}{sep}{html}{sep}{draw(_paragraph())}"
+
+
+@st.composite
+def _list_forms(draw) -> str:
+    """Lists written every way CommonMark and Python-Markdown allow: 2- and 3-space
+    nesting, ``1)`` markers, lazy lines, an indented continuation, a list right under a
+    paragraph."""
+    w = lambda: draw(_inline(allow_refs=False))  # noqa: E731
+    form = draw(st.sampled_from(("two", "three", "paren", "lazy", "continued", "under", "under-ol")))
+    if form == "two":
+        return f"- {w()}\n  - {w()}\n  - {w()}\n- {w()}"
+    if form == "three":
+        return f"1. {w()}\n   1. {w()}\n2. {w()}"
+    if form == "paren":
+        return f"1) {w()}\n2) {w()}"
+    if form == "lazy":
+        return f"- {w()}\n{w()}\n- {w()}"
+    if form == "continued":
+        return f"- {w()}\n\n{draw(st.sampled_from(('  ', '    ')))}{w()}\n- {w()}"
+    # no "word:" first line: MkDocs would read it as MultiMarkdown meta-data at a page's start
+    return f"{w()} as follows\n" + ("- {}\n- {}" if form == "under" else "1. {}\n2. {}").format(w(), w())
+
+
+@st.composite
 def _block(draw, depth: int = 0) -> str:
     choices = ["paragraph", "paragraph", "heading", "list", "fence", "table", "snippet", "abbr", "raw", "hr",
-               "annotated", "marker"]
+               "annotated", "marker", "html-between", "list-forms", "markdown-in-html"]
     if depth < 2:
         choices += ["container", "container", "container", "untitled-callout"]
     if depth == 0:
@@ -356,6 +401,12 @@ def _block(draw, depth: int = 0) -> str:
         return draw(_icon_heading())
     if kind == "marker":
         return f"Mark it with `--8<-- [start:name]`.\n{draw(_inline())}"
+    if kind == "html-between":
+        return draw(_html_between())
+    if kind == "list-forms":
+        return draw(_list_forms())
+    if kind == "markdown-in-html":
+        return draw(_markdown_in_html(depth))
     return draw(_container(depth))
 
 

@@ -58,6 +58,14 @@ _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
+# A tag starting a line's content (after block quote and list markers): CommonMark may
+# take it for an HTML block, the engine takes it for inline HTML (see _line).
+_LEADING_TAG = re.compile(r"^([ >]*(?:(?:[-*+]|\d{1,9}[.)])[ ]+)*)<(?=[A-Za-z/])")
+_HIDE = "\ue000"  # stands in the view for a character markdown-it must not see as syntax
+_MARKER_END = re.compile(r"^[ ]*(?:[-*+]|\d{1,9}[.)])")
+_PAREN_ITEM = re.compile(r"^[ ]{0,3}\d{1,9}\)[ ]")
+# A view line that is neither blank nor opens a block of its own: paragraph text.
+_NOT_TEXT = re.compile(r"^[ ]*(?:#|>|\||[-*+][ ]|\d{1,9}[.)][ ])")
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,7 @@ class _View:
     kinds: dict[int, str] = field(default_factory=dict)  # a paragraph starting here is of this kind
     text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
     footnote_ends: set[int] = field(default_factory=set)  # last lines of footnotes (their back-link follows)
+    disguised: dict[int, str] = field(default_factory=dict)  # line -> the characters _HIDE stands for on it
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -180,9 +189,21 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             skip[j] = True
         if last - 1 < n:
             out.breaks.add(last)  # a paragraph never continues past a fence
+    # raw HTML as the engine finds it before any block is parsed: its lines are markup
+    for j, ranges in syn.html_markup([r if not s else "" for r, s in zip(raw, skip)]).items():
+        source = raw[j]
+        raw[j] = "".join(ch for k, ch in enumerate(source) if not any(a <= k < b for a, b in ranges))
+        if not source[: ranges[0][0]].strip():
+            out.breaks.add(j)  # HTML starting a line ends the paragraph before it
+        if not source[max(b for _, b in ranges):].strip():
+            out.breaks.add(j + 1)  # and HTML ending one, the paragraph after it
     stack: list[_Box] = []
     options = False  # inside a blocks header's indented YAML options
     prev_blank = True
+    # Python-Markdown's blocks are the runs between blank lines, and a list starts only a
+    # block (UListProcessor.test matches the block's start): in a block that began with
+    # paragraph text ("text"), a list marker is more text, where CommonMark starts a list
+    chunk: str | None = None
     para: list[int] = []  # view lines of the plain paragraph being read at this level
     last_para: list[int] = []
     i = 0
@@ -202,6 +223,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             if para:
                 last_para, para = para, []
             prev_blank = not stripped
+            chunk = None
             i += 1
             continue
         stripped = line.lstrip(" ")
@@ -212,6 +234,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             if para:
                 last_para, para = para, []
             prev_blank = True
+            chunk = None
             i += 1
             continue
         indent = len(line) - len(stripped)
@@ -220,22 +243,33 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             continue
         options = False
         popped = False
+        text_item = chunk == "text" and not prev_blank and bool(_PM_ITEM.match(stripped) or _PAREN_ITEM.match(stripped))
         while stack and stack[-1].slashes == 0 and indent < stack[-1].body:
             box = stack[-1]
             if box.lazy and not prev_blank and not _starts_container(stripped, syn):
                 break  # lazy continuation of a footnote's or definition's first paragraph
+            if text_item and not any(b.dedent or b.slashes for b in stack):
+                break  # a page-level list item's paragraph goes on over an unindented marker (looseDetab)
             _close(out, stack.pop())
             popped = True
         if popped:
+            text_item = False  # a marker that closes a container starts a list of its own
             out.breaks.add(i)
             if para:
                 last_para, para = para, []
         body = next((b.body for b in reversed(stack) if b.slashes == 0), 0)
         col = body if line[:body].strip(" ") == "" else indent
         shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent), 0)
-        options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col))
+        options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col), text_item)
         for box in stack:
             box.last = i
+        view = out.lines[i]
+        if not view.strip():
+            chunk = None
+        elif chunk is None or i in out.breaks:
+            chunk = "other" if _NOT_TEXT.match(view) else "text"
+        elif view.lstrip(" ").startswith("#"):
+            chunk = None  # a heading splits a block: what follows starts a new one
         if out.lines[i].strip() and i not in out.breaks:
             para.append(i)
         elif out.lines[i].strip():
@@ -265,10 +299,11 @@ def _starts_container(text: str, syn: sx.Syntax) -> bool:
 
 
 def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int, line: str, col: int,
-          para: list[int], last_para: list[int], shown: int | None = None) -> bool:
+          para: list[int], last_para: list[int], shown: int | None = None, text_item: bool = False) -> bool:
     """Write view line ``i`` for the text of ``line`` from column ``col`` (the view keeps
     it from column ``shown``: list items keep their indent); returns whether the next
-    indented lines are a blocks header's options."""
+    indented lines are a blocks header's options. ``text_item``: a list marker on this
+    line is paragraph text for the engine."""
     shown = col if shown is None else shown
     text = line[col:]
     block = sx.BLOCK_START.match(text)
@@ -366,15 +401,25 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
             out.breaks.add(i + 1)
             return False
     item = (syn.olist.match(text) if syn.olist is not None else None) or _PM_ITEM.match(text)
-    if item:  # a list item: its body is indented 4 columns (Python-Markdown's tab_length)
+    if text_item or (syn.olist is None and _PAREN_ITEM.match(text)):
+        # text for the engine (a marker continuing a paragraph, or "1)" without fancylists)
+        marker = _MARKER_END.match(text)
+        text = text[: marker.end() - 1] + _HIDE + text[marker.end():]
+        out.disguised[i] = out.disguised.get(i, "") + marker.group()[-1]
+        item = None
+    elif item:  # a list item: its body is indented 4 columns (Python-Markdown's tab_length)
         stack.append(_Box(body=col + (len(text) - len(text.lstrip(" "))) + 4, lazy=True, dedent=False))
-    if syn.olist is not None:
+    if syn.olist is not None and item:
         m = syn.olist.match(text)
         if m and not re.match(r"^[ ]{0,3}\d+\.", text):
             lead = len(text) - len(text.lstrip(" "))
             text = " " * lead + "1." + " " * max(1, min(3, m.start(1) - lead - 2)) + m.group(1)
     text = _LIST_MARKER.sub(lambda m: m.group(1) + m.group(2) + " " * max(len(m.group(3)), 4 - len(m.group(2))), text)
     text = _ATX_NO_SPACE.sub(r"\1 ", text)
+    tag = _LEADING_TAG.match(text)
+    if tag:  # raw HTML the engine takes as a block is gone by now: this is inline HTML in prose
+        text = text[: tag.end(1)] + _HIDE + text[tag.end(1) + 1:]
+        out.disguised[i] = out.disguised.get(i, "") + "<"
     fence = _CM_FENCE.match(text)
     if fence:  # a fence the engine does not take as one (unclosed, or leaving its indent): text
         out.text_of[i] = text.strip()
@@ -493,7 +538,8 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
             kind = "paragraph"
         first = token.map[0]
         content_lines = token.content.split("\n")
-        numbered = [(n, view.text_of.get(n, text)) for n, text in enumerate(content_lines, first)]
+        numbered = [(n, _restore(view.text_of.get(n, text), view.disguised.get(n, "")))
+                    for n, text in enumerate(content_lines, first)]
         if kind == "heading":
             numbered = numbered[:1] if len(numbered) == 1 else numbered
             numbered[-1] = (numbered[-1][0], _HEADING_ATTRS.sub("", numbered[-1][1]))
@@ -511,6 +557,13 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
                 segments.append(seg)
     segments.sort(key=lambda s: (s.start, s.end))
     return segments
+
+
+def _restore(text: str, hidden: str) -> str:
+    """The line's own characters back where the view hid them (in order)."""
+    for ch in hidden:
+        text = text.replace(_HIDE, ch, 1)
+    return text
 
 
 def _pieces(numbered: list[tuple[int, str]], breaks: set[int]) -> list[list[tuple[int, str]]]:

@@ -24,6 +24,7 @@ from markdown.extensions.attr_list import AttrListTreeprocessor
 from markdown.extensions.def_list import DefListProcessor
 from markdown.extensions.fenced_code import FencedBlockPreprocessor
 
+from .html_blocks import html_markup
 from .markdown_engine import MarkdownEngine
 
 __all__ = ["Syntax", "syntax_of"]
@@ -129,6 +130,13 @@ class Syntax:
         if proc is None:
             return [False] * len(lines)
         return proc.get_syntax_mask(lines)
+
+    def html_markup(self, lines: list[str]) -> dict[int, list[tuple[int, int]]]:
+        """The columns of each line that the engine keeps as raw HTML (blocks,
+        stand-alone comments, md_in_html's tags), found by its own ``html_block``
+        preprocessor (:func:`coursekit.html_blocks.html_markup`); ``lines`` without
+        endings, the lines earlier preprocessors remove (fences, snippets) empty."""
+        return html_markup(self._md, lines)
 
 
 # A container's title element: admonition's <p class="admonition-title"> (Python-Markdown,

@@ -247,3 +247,101 @@ def test_16_the_default_title_of_an_untitled_callout_is_a_message_written_as_an_
     result = render(UNTITLED, same, engine=DEFAULT_ENGINE, fallback_lang=None)
     assert result.markdown == UNTITLED and result.translated == result.total
     assert render(UNTITLED, {}, engine=DEFAULT_ENGINE, fallback_lang="en").markdown.startswith("!!! note\n")
+
+# Numbers 30 and on: Markdown in HTML, raw HTML between prose, and lists as
+# Python-Markdown reads them (where CommonMark, which the segmenter parses with, differs).
+
+PLAIN = MarkdownEngine(("toc", "tables", "fenced_code", "attr_list", "md_in_html"))
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('<div markdown>\nSome *text* here.\n</div>\n', ["Some *text* here."]),
+    ('<div markdown="1">\nSome text here.\n\n- item one\n- item two\n</div>\n', ["Some text here.", "item one", "item two"]),
+    ('<div markdown="block">\n# Heading here\n\nPara here.\n</div>\n', ["Heading here", "Para here."]),
+    ('<div markdown>\n<div markdown>\nInner text.\n</div>\nOuter text.\n</div>\n', ["Inner text.", "Outer text."]),
+    ('<div markdown>Some text.\n\nMore text.</div>\n', ["Some text.", "More text."]),
+    ('<p markdown>Some *para* text.</p>\n', ["Some *para* text."]),
+    ('<details markdown>\n<summary markdown>Summary *text*</summary>\n\nBody text here.\n</details>\n',
+     ["Summary *text*", "Body text here."]),
+    ('<div class="grid cards" markdown>\n\n-   __Card one__\n\n    ---\n\n    Body one.\n\n</div>\n',
+     ["__Card one__", "Body one."]),
+])
+def test_30_markdown_in_html_is_messages_and_its_tags_markup(source, expected):
+    check(source)
+    assert [m for _, m in messages(source)] == expected
+    assert not any("<" in m for _, m in messages(source))
+    out = render(source, {m: pseudo(m) for m in expected}, engine=DEFAULT_ENGINE).markdown
+    assert re.findall(r"<[^>]*>", out) == re.findall(r"<[^>]*>", source)  # the tags untouched
+
+
+def test_31_a_div_without_markdown_stays_raw_html_and_no_message():
+    source = '<div markdown>\n<div>\nraw words\n\nmore raw\n</div>\n\nProse here.\n</div>\n'
+    check(source, raw_words=frozenset({"raw", "words", "more"}))
+    assert messages(source) == [("paragraph", "Prose here.")]
+
+
+@pytest.mark.parametrize("source", [
+    "Para one.\n\n<!-- a comment -->\n\nPara two.\n",
+    "Para one.\n\n<!--\nsome comment\nmore\n-->\n\nPara two.\n",
+    "Para one.\n<!-- a comment -->\nPara two.\n",
+    "Para one.\n<div>raw</div>\nPara two.\n",
+    'Para one.\n\n<div class="x">\nraw\n\nraw\n</div>\nPara two.\n',
+    "- item one\n\n    <!-- comment -->\n\n- item two\n",
+])
+def test_32_html_between_paragraphs_is_no_message_and_the_prose_around_it_is(source):
+    check(source, raw_words=frozenset({"raw"}))
+    found = [m for _, m in messages(source)]
+    assert found in (["Para one.", "Para two."], ["item one", "item two"])
+    out = render(source, {m: pseudo(m) for m in found}, engine=DEFAULT_ENGINE).markdown
+    assert re.findall(r"<[^>]*>|<!--.*?-->", out, re.S) == re.findall(r"<[^>]*>|<!--.*?-->", source, re.S)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("!!! note\n    <div>text here</div>\n\n    After.\n", ["Note", "<div>text here</div>", "After."]),
+    ("- item\n\n    <div>text here</div>\n", ["item", "<div>text here</div>"]),
+    ("<span>\nSpan text here.\n</span>\n", ["<span> Span text here. </span>"]),
+])
+def test_33_html_the_engine_reads_inline_is_part_of_the_prose(source, expected):
+    """Python-Markdown takes raw HTML blocks only at a line's first columns of the page
+    (its html_block preprocessor runs before any container is parsed) and only for block
+    tags; CommonMark takes these as HTML blocks and their words reached no catalog."""
+    check(source)
+    assert [m for _, m in messages(source)] == expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("Para here:\n- one\n- two\n", ["Para here: - one - two"]),
+    ("Para here:\n1. one\n2. two\n", ["Para here: 1. one 2. two"]),
+    ("Text\n2. two\n", ["Text 2. two"]),
+    ("!!! note\n    Para here:\n    * one\n", ["Note", "Para here: * one"]),
+    ("- item one\n\n  two-space continuation\n- item two\n", ["item one", "two-space continuation - item two"]),
+    ("- one\n\n    para\n- two\n", ["one", "para - two"]),
+    ("- one\n\n    para\n    - nested\n", ["one", "para - nested"]),
+])
+def test_34_a_list_marker_continuing_a_paragraph_is_text_for_python_markdown(source, expected):
+    """A Python-Markdown list starts only a block (the run between blank lines), so a
+    marker right under paragraph text continues the paragraph; CommonMark starts a list
+    there, and the messages were cut where the engine shows one paragraph."""
+    check(source)
+    assert [m for _, m in messages(source)] == expected
+    assert pseudo(expected[-1]) in [p.get_text() for p in translated_html(source).find_all(["p", "li"])]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("- one\n  - two\n  - three\n- four\n", ["one", "two", "three", "four"]),
+    ("1. one\n   1. two\n2. three\n", ["one", "two", "three"]),
+    ("- one\n    - nested\n- two\n", ["one", "nested", "two"]),
+    ("- item one\ncontinued lazily\n- item two\n", ["item one continued lazily", "item two"]),
+    ("# Title\n- one\n", ["Title", "one"]),
+])
+def test_35_lists_indented_every_way_keep_one_message_per_item(source, expected):
+    check(source)
+    assert [m for _, m in messages(source)] == expected
+
+
+def test_36_a_parenthesis_marker_is_a_list_only_with_fancylists():
+    source = "1) one\n2) two\n"
+    check(source)
+    check(source, PLAIN)
+    assert [m for _, m in messages(source)] == ["one", "two"]
+    assert messages(source, PLAIN) == [("paragraph", "1) one 2) two")]
