@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
+from example_site import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
 from po_i18n.fuzz import structure
 
 pytestmark = pytest.mark.site

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MKDOCS, MKDOCS_ENV
+from example_site import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
+from example_site import EXAMPLE, MKDOCS, MKDOCS_ENV, load_module
 
 pytestmark = pytest.mark.site
 

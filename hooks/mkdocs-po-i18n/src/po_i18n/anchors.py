@@ -21,7 +21,9 @@ from .segment import Segment, segment
 
 __all__ = ["has_own_id", "heading_anchor", "heading_ids"]
 
-_HEADING_ATTRS = re.compile(r"[ \t]*\{:?[^{}]*\}[ \t]*$")
+# a heading's own attribute list follows a space (attr_list's HEADER_RE, ``[ ]+{...}``):
+# ":icon:{ .cls }" with none is the icon's, and the heading's id must not go into it
+_HEADING_ATTRS = re.compile(r"[ \t]+\{:?[^{}]*\}[ \t]*$")
 _HAS_ID = re.compile(r"\{:?[^{}]*#[^\s{}]")
 _ATTR_ID = re.compile(r"\{:?[ ]*[^}\n]*?#([^\s}]+)[^}\n]*\}")
 _REF_DEF = re.compile(r"^[ ]{0,3}\[[^\]^][^\]]*\]:[ \t]*\S")

@@ -5,7 +5,8 @@ the constructs Material for MkDocs and pymdown-extensions document: admonitions 
 details in both syntaxes, content tabs, pymdownx.blocks (with titles and with
 arguments), annotations, attribute lists, footnotes, definition lists, task lists,
 tables, abbreviations, snippet notation, fenced code with options, nested lists, block
-quotes, callouts, raw HTML blocks (with and without ``markdown``), front matter, hard
+quotes, callouts, callouts nested two deep, untitled callouts (default titles), headings
+ending in an icon with an attribute list, raw HTML blocks (with and without ``markdown``), front matter, hard
 breaks and reference links. :func:`check` holds each page to four properties:
 
 (a) an empty catalog gives back the exact bytes;
@@ -33,8 +34,9 @@ from .segment import segment
 __all__ = ["check", "documents", "pseudo", "structure", "prose_words"]
 
 # Markup a translation carries over untouched: code spans, link and footnote targets,
-# reference labels, HTML tags, entities and attribute lists.
-_PROTECTED = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\})")
+# reference labels, HTML tags, entities, attribute lists and emoji/icon shortcodes
+# (pymdownx/emoji.py, RE_EMOJI).
+_PROTECTED = re.compile(r"(`+[^`]*`+|\]\([^)]*\)|\]\[[^\]]*\]|\[\^[^\]]+\]|<[^>]+>|&\w+;|\{[^}]*\}|:[+\-\w]+:)")
 _ACCENTS = str.maketrans("aeiouyAEIOUYcnsz", "áéíóúýÁÉÍÓÚÝçñšž")
 
 
@@ -267,6 +269,48 @@ def _container(draw, depth: int) -> str:
 
 
 @st.composite
+def _nested_callout(draw) -> str:
+    """A callout in a callout, two levels, old-style (indented) or pymdownx.blocks (the
+    outer fence longer), titled or not, bodies of several paragraphs."""
+    def paragraphs(indent: str) -> str:
+        return "\n\n".join(draw(_paragraph(indent)) for _ in range(draw(st.integers(1, 3))))
+
+    inner_title = draw(st.sampled_from(("", ' "{t}"'))).format(t=draw(_inline(allow_refs=False)))
+    outer_title = draw(st.sampled_from(("", ' "{t}"'))).format(t=draw(_inline(allow_refs=False)))
+    if draw(st.booleans()):
+        inner = draw(st.sampled_from(("!!! tip", "??? warning", "???+ example"))) + inner_title
+        outer = draw(st.sampled_from(("!!! note", "??? note", "???+ info"))) + outer_title
+        before = paragraphs("    ") + "\n\n" if draw(st.booleans()) else ""
+        after = "\n\n" + paragraphs("    ") if draw(st.booleans()) else ""
+        return f"{outer}\n{before}    {inner}\n{paragraphs('        ')}{after}"
+    inner = draw(st.sampled_from(("/// tip", "/// warning", "/// details"))) + inner_title.replace(' "', " | ").rstrip('"')
+    outer = draw(st.sampled_from(("//// note", "//// info", "//// details"))) + outer_title.replace(' "', " | ").rstrip('"')
+    return f"{outer}\n\n{paragraphs('')}\n\n{inner}\n\n{paragraphs('')}\n///\n\n{paragraphs('')}\n////"
+
+
+@st.composite
+def _untitled_callout(draw) -> str:
+    """A callout showing its default title ("Note"), or explicitly none (``!!! note ""``)."""
+    head = draw(st.sampled_from(("!!! note", "??? warning", "???+ tip", '!!! note ""', "!!! danger inline end",
+                                 "/// note", "/// details\n    type: warning\n", "/// note |", "> [!tip]", "> [!note]+")))
+    body = draw(_paragraph())
+    if head.startswith(">"):
+        return head + "\n" + "\n".join("> " + line for line in body.split("\n"))
+    if head.startswith("///"):
+        return f"{head}\n{body}\n///"
+    return head + "\n" + _indent(body)
+
+
+@st.composite
+def _icon_heading(draw) -> str:
+    """A heading ending in an icon shortcode with an attribute list, as Material's docs
+    write it (the list touching the icon is the icon's; one after a space the heading's)."""
+    icon = draw(st.sampled_from((":octicons-heart-fill-16:{: .heart-throb}", ":material-star:{ .cls }",
+                                 ":material-star:{ .cls } { #own-id }", ":material-star:{ .cls } {: .big }")))
+    return f"{'#' * draw(st.integers(1, 4))} {draw(_inline(allow_refs=False))} {icon}"
+
+
+@st.composite
 def _table(draw) -> str:
     cols = draw(st.integers(1, 3))
     rows = [" | ".join(draw(_inline(allow_refs=False)).replace("|", "") for _ in range(cols))
@@ -276,11 +320,58 @@ def _table(draw) -> str:
 
 
 @st.composite
+def _markdown_in_html(draw, depth: int) -> str:
+    """md_in_html as Material's docs write it: ``markdown``, ``="1"``, ``="block"``, nested,
+    tags on the content's own lines, ``<details markdown>`` with a ``<summary>``."""
+    attr = draw(st.sampled_from(("markdown", 'markdown="1"', 'markdown="block"', 'class="grid" markdown')))
+    body = draw(_body(depth)) if depth < 2 else draw(_paragraph())
+    form = draw(st.sampled_from(("tight", "nested", "details", "span")))
+    if form == "nested":
+        return f"<div {attr}>\n<div markdown>\n{draw(_paragraph())}\n</div>\n\n{body}\n</div>"
+    if form == "details":
+        return f"<details markdown>\n<summary markdown>{draw(_inline(allow_refs=False))}</summary>\n\n{body}\n</details>"
+    if form == "span":
+        return f"<p markdown>{draw(_inline(allow_refs=False))}</p>"
+    return f"<div {attr}>\n{body}\n</div>"
+
+
+@st.composite
+def _html_between(draw) -> str:
+    """Comments and raw HTML between prose paragraphs, with and without blank lines."""
+    html = draw(st.sampled_from(("<!-- raw -->", "<!--\nraw raw\n-->", "<div>raw</div>", '<div class="x">\nraw\n\nraw\n</div>')))
+    sep = draw(st.sampled_from(("\n", "\n\n")))
+    return f"{draw(_paragraph())}{sep}{html}{sep}{draw(_paragraph())}"
+
+
+@st.composite
+def _list_forms(draw) -> str:
+    """Lists written every way CommonMark and Python-Markdown allow: 2- and 3-space
+    nesting, ``1)`` markers, lazy lines, an indented continuation, a list right under a
+    paragraph."""
+    w = lambda: draw(_inline(allow_refs=False))  # noqa: E731
+    form = draw(st.sampled_from(("two", "three", "paren", "lazy", "continued", "under", "under-ol")))
+    if form == "two":
+        return f"- {w()}\n  - {w()}\n  - {w()}\n- {w()}"
+    if form == "three":
+        return f"1. {w()}\n   1. {w()}\n2. {w()}"
+    if form == "paren":
+        return f"1) {w()}\n2) {w()}"
+    if form == "lazy":
+        return f"- {w()}\n{w()}\n- {w()}"
+    if form == "continued":
+        return f"- {w()}\n\n{draw(st.sampled_from(('  ', '    ')))}{w()}\n- {w()}"
+    # no "word:" first line: MkDocs would read it as MultiMarkdown meta-data at a page's start
+    return f"{w()} as follows\n" + ("- {}\n- {}" if form == "under" else "1. {}\n2. {}").format(w(), w())
+
+
+@st.composite
 def _block(draw, depth: int = 0) -> str:
     choices = ["paragraph", "paragraph", "heading", "list", "fence", "table", "snippet", "abbr", "raw", "hr",
-               "annotated", "marker"]
+               "annotated", "marker", "html-between", "list-forms", "markdown-in-html"]
     if depth < 2:
-        choices += ["container", "container", "container"]
+        choices += ["container", "container", "container", "untitled-callout"]
+    if depth == 0:
+        choices += ["nested-callout", "icon-heading"]
     kind = draw(st.sampled_from(choices))
     if kind == "paragraph":
         return draw(_paragraph())
@@ -302,8 +393,20 @@ def _block(draw, depth: int = 0) -> str:
         return "***"
     if kind == "annotated":
         return f"{draw(_inline())} (1)\n{{ .annotate }}\n\n1.  {draw(_inline())}"
+    if kind == "nested-callout":
+        return draw(_nested_callout())
+    if kind == "untitled-callout":
+        return draw(_untitled_callout())
+    if kind == "icon-heading":
+        return draw(_icon_heading())
     if kind == "marker":
         return f"Mark it with `--8<-- [start:name]`.\n{draw(_inline())}"
+    if kind == "html-between":
+        return draw(_html_between())
+    if kind == "list-forms":
+        return draw(_list_forms())
+    if kind == "markdown-in-html":
+        return draw(_markdown_in_html(depth))
     return draw(_container(depth))
 
 

@@ -128,7 +128,9 @@ def render(
             result.translated_words += words
             if msgstr == seg.msgid:
                 continue  # translated as itself: the source bytes, line layout included
-            text = _splice(msgstr, seg.continuation)
+            # a default title the page does not write is written as an explicit one
+            text = seg.template.replace("{}", " ".join(msgstr.split("\n"))) if seg.template else \
+                _splice(msgstr, seg.continuation)
         elif fallback_lang and not seg.kind.endswith(" title"):
             text = f'<span lang="{fallback_lang}">{_copy(lines, (l0, c0), (l1, c1))}</span>'
         else:

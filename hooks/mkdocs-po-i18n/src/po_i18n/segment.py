@@ -50,12 +50,22 @@ __all__ = ["Segment", "count_words", "segment", "normalize_inline", "syntax_warn
 _PARSER = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 _TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz option, "[x]" if right
-_HEADING_ATTRS = re.compile(r"[ \t]*\{[^{}]*\}[ \t]*$")
+# attr_list's HEADER_RE: a heading's own attribute list follows a space; one that touches
+# the text before it (":icon:{ .cls }") belongs to that inline element and is text here
+_HEADING_ATTRS = re.compile(r"[ \t]+\{[^{}]*\}[ \t]*$")
 _LIST_MARKER = re.compile(r"^([ ]*)([-*+]|\d{1,9}\.)([ ]{1,3})(?=\S)")
 _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
+# A tag starting a line's content (after block quote and list markers): CommonMark may
+# take it for an HTML block, the engine takes it for inline HTML (see _line).
+_LEADING_TAG = re.compile(r"^([ >]*(?:(?:[-*+]|\d{1,9}[.)])[ ]+)*)<(?=[A-Za-z/])")
+_HIDE = "\ue000"  # stands in the view for a character markdown-it must not see as syntax
+_MARKER_END = re.compile(r"^[ ]*(?:[-*+]|\d{1,9}[.)])")
+_PAREN_ITEM = re.compile(r"^[ ]{0,3}\d{1,9}\)[ ]")
+# A view line that is neither blank nor opens a block of its own: paragraph text.
+_NOT_TEXT = re.compile(r"^[ ]*(?:#|>|\||[-*+][ ]|\d{1,9}[.)][ ])")
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,10 @@ class Segment:
         end: ``(line, column)`` one past the last character of the span.
         continuation: the prefix a continuation line needs inside this block's
             containers (spaces under list markers, ``>`` of block quotes).
+        template: for a message the page does not write (a container's default title:
+            ``!!! note`` shows "Note"), how a translation is written at the empty span,
+            ``{}`` standing for the msgstr (``' "{}"'`` after ``!!! note``, ``" | {}"``
+            after ``/// note``); ``""`` for a message whose span holds its text.
     """
 
     kind: str
@@ -79,6 +93,7 @@ class Segment:
     start: tuple[int, int]
     end: tuple[int, int]
     continuation: str = ""
+    template: str = ""
 
 
 _WORD = re.compile(r"\w+")
@@ -137,12 +152,22 @@ class _View:
     kinds: dict[int, str] = field(default_factory=dict)  # a paragraph starting here is of this kind
     text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
     footnote_ends: set[int] = field(default_factory=set)  # last lines of footnotes (their back-link follows)
+    disguised: dict[int, str] = field(default_factory=dict)  # line -> the characters _HIDE stands for on it
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _title(view: _View, kind: str, line: str, i: int, title: str, search_from: int) -> None:
     col = line.index(title, search_from)
     view.titles.append(Segment(f"{kind} title", title, (i, col), (i, col + len(title))))
+
+
+def _default_title(view: _View, syn: sx.Syntax, kind: str, i: int, col: int, probe: str, template: str) -> None:
+    """A container written without a title shows the engine's default one ("Note"): that
+    text is a message of kind ``"default <kind> title"``, at the empty span where an
+    explicit title would go (``col`` of line ``i``), written there as ``template``."""
+    title = syn.default_title(probe)
+    if title is not None:
+        view.titles.append(Segment(f"default {kind} title", title, (i, col), (i, col), "", template))
 
 
 def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
@@ -164,9 +189,21 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             skip[j] = True
         if last - 1 < n:
             out.breaks.add(last)  # a paragraph never continues past a fence
+    # raw HTML as the engine finds it before any block is parsed: its lines are markup
+    for j, ranges in syn.html_markup([r if not s else "" for r, s in zip(raw, skip)]).items():
+        source = raw[j]
+        raw[j] = "".join(ch for k, ch in enumerate(source) if not any(a <= k < b for a, b in ranges))
+        if not source[: ranges[0][0]].strip():
+            out.breaks.add(j)  # HTML starting a line ends the paragraph before it
+        if not source[max(b for _, b in ranges):].strip():
+            out.breaks.add(j + 1)  # and HTML ending one, the paragraph after it
     stack: list[_Box] = []
     options = False  # inside a blocks header's indented YAML options
     prev_blank = True
+    # Python-Markdown's blocks are the runs between blank lines, and a list starts only a
+    # block (UListProcessor.test matches the block's start): in a block that began with
+    # paragraph text ("text"), a list marker is more text, where CommonMark starts a list
+    chunk: str | None = None
     para: list[int] = []  # view lines of the plain paragraph being read at this level
     last_para: list[int] = []
     i = 0
@@ -186,6 +223,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             if para:
                 last_para, para = para, []
             prev_blank = not stripped
+            chunk = None
             i += 1
             continue
         stripped = line.lstrip(" ")
@@ -196,6 +234,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             if para:
                 last_para, para = para, []
             prev_blank = True
+            chunk = None
             i += 1
             continue
         indent = len(line) - len(stripped)
@@ -204,22 +243,33 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             continue
         options = False
         popped = False
+        text_item = chunk == "text" and not prev_blank and bool(_PM_ITEM.match(stripped) or _PAREN_ITEM.match(stripped))
         while stack and stack[-1].slashes == 0 and indent < stack[-1].body:
             box = stack[-1]
             if box.lazy and not prev_blank and not _starts_container(stripped, syn):
                 break  # lazy continuation of a footnote's or definition's first paragraph
+            if text_item and not any(b.dedent or b.slashes for b in stack):
+                break  # a page-level list item's paragraph goes on over an unindented marker (looseDetab)
             _close(out, stack.pop())
             popped = True
         if popped:
+            text_item = False  # a marker that closes a container starts a list of its own
             out.breaks.add(i)
             if para:
                 last_para, para = para, []
         body = next((b.body for b in reversed(stack) if b.slashes == 0), 0)
         col = body if line[:body].strip(" ") == "" else indent
         shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent), 0)
-        options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col))
+        options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col), text_item)
         for box in stack:
             box.last = i
+        view = out.lines[i]
+        if not view.strip():
+            chunk = None
+        elif chunk is None or i in out.breaks:
+            chunk = "other" if _NOT_TEXT.match(view) else "text"
+        elif view.lstrip(" ").startswith("#"):
+            chunk = None  # a heading splits a block: what follows starts a new one
         if out.lines[i].strip() and i not in out.breaks:
             para.append(i)
         elif out.lines[i].strip():
@@ -249,10 +299,11 @@ def _starts_container(text: str, syn: sx.Syntax) -> bool:
 
 
 def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int, line: str, col: int,
-          para: list[int], last_para: list[int], shown: int | None = None) -> bool:
+          para: list[int], last_para: list[int], shown: int | None = None, text_item: bool = False) -> bool:
     """Write view line ``i`` for the text of ``line`` from column ``col`` (the view keeps
     it from column ``shown``: list items keep their indent); returns whether the next
-    indented lines are a blocks header's options."""
+    indented lines are a blocks header's options. ``text_item``: a list marker on this
+    line is paragraph text for the engine."""
     shown = col if shown is None else shown
     text = line[col:]
     block = sx.BLOCK_START.match(text)
@@ -263,6 +314,14 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
         name, arg = block.group(2).lower(), block.group(3)
         if arg and syn.blocks[name]:
             _title(out, name, line, i, arg, line.index("|", col) + 1)
+        elif block.group(3) is None and syn.blocks[name]:  # "/// note |" is explicitly untitled
+            options = []
+            for option in raw[i + 1:]:
+                if not option.strip() or len(option) - len(option.lstrip(" ")) < col + 4:
+                    break
+                options.append(option[col:] + "\n")
+            probe = text.rstrip() + "\n" + "".join(options) + "\nx\n" + block.group(1) + "\n"
+            _default_title(out, syn, name, i, col + block.end(2), probe, " | {}")
         stack.append(_Box(body=col, slashes=len(block.group(1))))
         return True
     end = sx.BLOCK_END.match(text)
@@ -284,13 +343,15 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
                                         f"renders as text; add {ext} to markdown_extensions or use pymdownx.blocks"))
             break
         if marker == "!!!":
-            title, kind = m.group(2), m.group(1).split()[0]
+            title, kind, types_end = m.group(2), m.group(1).split()[0], m.end(1)
         elif marker == "???":
-            title, kind = m.group(3), (m.group(2) or m.group(4) or "details").split()[0]
+            title, kind, types_end = m.group(3), (m.group(2) or m.group(4) or "details").split()[0], m.end(4)
         else:
-            title, kind = m.group(2), "tab"
+            title, kind, types_end = m.group(2), "tab", -1
         if title:
             _title(out, kind, line, i, title, line.index('"', col) + 1)
+        elif title is None and types_end >= 0:  # '!!! note ""' is explicitly untitled
+            _default_title(out, syn, kind, i, col + types_end, text[:types_end] + "\n    x\n", ' "{}"')
         stack.append(_Box(body=col + 4))
         out.breaks.add(i + 1)
         return False
@@ -330,21 +391,35 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
         m = sx.CALLOUT.match(text)
         if m and (i == 0 or not out.lines[i - 1].strip(" >\n")):  # the quote's first line
             title = m.group(3).strip()
+            kind = m.group(1).split("|")[0].strip().lower()
             if title:
-                _title(out, m.group(1).split("|")[0].strip().lower(), line, i, title, col + m.start(3))
+                _title(out, kind, line, i, title, col + m.start(3))
+            else:
+                head = m.end(2) if m.group(2) else m.end(1) + 1
+                _default_title(out, syn, kind, i, col + head, text[:head] + "\n> x\n", " {}")
             out.lines[i] = text[: text.index("[")].rstrip() + "\n"
             out.breaks.add(i + 1)
             return False
     item = (syn.olist.match(text) if syn.olist is not None else None) or _PM_ITEM.match(text)
-    if item:  # a list item: its body is indented 4 columns (Python-Markdown's tab_length)
+    if text_item or (syn.olist is None and _PAREN_ITEM.match(text)):
+        # text for the engine (a marker continuing a paragraph, or "1)" without fancylists)
+        marker = _MARKER_END.match(text)
+        text = text[: marker.end() - 1] + _HIDE + text[marker.end():]
+        out.disguised[i] = out.disguised.get(i, "") + marker.group()[-1]
+        item = None
+    elif item:  # a list item: its body is indented 4 columns (Python-Markdown's tab_length)
         stack.append(_Box(body=col + (len(text) - len(text.lstrip(" "))) + 4, lazy=True, dedent=False))
-    if syn.olist is not None:
+    if syn.olist is not None and item:
         m = syn.olist.match(text)
         if m and not re.match(r"^[ ]{0,3}\d+\.", text):
             lead = len(text) - len(text.lstrip(" "))
             text = " " * lead + "1." + " " * max(1, min(3, m.start(1) - lead - 2)) + m.group(1)
     text = _LIST_MARKER.sub(lambda m: m.group(1) + m.group(2) + " " * max(len(m.group(3)), 4 - len(m.group(2))), text)
     text = _ATX_NO_SPACE.sub(r"\1 ", text)
+    tag = _LEADING_TAG.match(text)
+    if tag:  # raw HTML the engine takes as a block is gone by now: this is inline HTML in prose
+        text = text[: tag.end(1)] + _HIDE + text[tag.end(1) + 1:]
+        out.disguised[i] = out.disguised.get(i, "") + "<"
     fence = _CM_FENCE.match(text)
     if fence:  # a fence the engine does not take as one (unclosed, or leaving its indent): text
         out.text_of[i] = text.strip()
@@ -463,7 +538,8 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
             kind = "paragraph"
         first = token.map[0]
         content_lines = token.content.split("\n")
-        numbered = [(n, view.text_of.get(n, text)) for n, text in enumerate(content_lines, first)]
+        numbered = [(n, _restore(view.text_of.get(n, text), view.disguised.get(n, "")))
+                    for n, text in enumerate(content_lines, first)]
         if kind == "heading":
             numbered = numbered[:1] if len(numbered) == 1 else numbered
             numbered[-1] = (numbered[-1][0], _HEADING_ATTRS.sub("", numbered[-1][1]))
@@ -481,6 +557,13 @@ def _segment(markdown: str, engine: MarkdownEngine) -> list[Segment]:
                 segments.append(seg)
     segments.sort(key=lambda s: (s.start, s.end))
     return segments
+
+
+def _restore(text: str, hidden: str) -> str:
+    """The line's own characters back where the view hid them (in order)."""
+    for ch in hidden:
+        text = text.replace(_HIDE, ch, 1)
+    return text
 
 
 def _pieces(numbered: list[tuple[int, str]], breaks: set[int]) -> list[list[tuple[int, str]]]:

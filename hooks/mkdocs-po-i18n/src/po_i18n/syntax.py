@@ -14,6 +14,7 @@ the segmenter cannot drift from them.
 from __future__ import annotations
 
 import functools
+import html
 import re
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from markdown.extensions.attr_list import AttrListTreeprocessor
 from markdown.extensions.def_list import DefListProcessor
 from markdown.extensions.fenced_code import FencedBlockPreprocessor
 
+from .html_blocks import html_markup
 from .markdown_engine import MarkdownEngine
 
 __all__ = ["Syntax", "syntax_of"]
@@ -104,6 +106,22 @@ class Syntax:
         rec.config, rec.extension = proc.config, proc.extension
         return rec
 
+    def default_title(self, probe: str) -> str | None:
+        """The title the engine shows for a container written without one (``!!! note``
+        shows "Note", ``/// details`` none), read from the engine's own rendering.
+
+        Args:
+            probe: the container's header (with its block options, if any) and a one-line
+                body, as the page writes it: ``"!!! note\\n    x\\n"``.
+
+        Returns:
+            The title's text, ``None`` when the engine shows no title or one that is not
+            plain text. The titles come from each extension's own rule (admonition's
+            capitalized type, pymdownx.blocks' ``DEF_TITLE`` or ``types`` option,
+            pymdownx.quotes' alert name), so they are read back rather than re-derived.
+        """
+        return _default_title(self.engine, probe)
+
     def snippet_notation(self, lines: list[str]) -> list[bool]:
         """Which lines pymdownx.snippets treats as its notation (include lines, block
         markers and the paths between them, section markers) and removes; all ``False``
@@ -112,6 +130,24 @@ class Syntax:
         if proc is None:
             return [False] * len(lines)
         return proc.get_syntax_mask(lines)
+
+    def html_markup(self, lines: list[str]) -> dict[int, list[tuple[int, int]]]:
+        """The columns of each line that the engine keeps as raw HTML (blocks,
+        stand-alone comments, md_in_html's tags), found by its own ``html_block``
+        preprocessor (:func:`po_i18n.html_blocks.html_markup`); ``lines`` without
+        endings, the lines earlier preprocessors remove (fences, snippets) empty."""
+        return html_markup(self._md, lines)
+
+
+# A container's title element: admonition's <p class="admonition-title"> (Python-Markdown,
+# pymdownx.blocks, pymdownx.quotes) or details' <summary>; only plain text counts.
+_TITLE_HTML = re.compile(r'<(p class="admonition-title"|summary)>([^<]*)</(?:p|summary)>')
+
+
+@functools.lru_cache(maxsize=256)
+def _default_title(engine: MarkdownEngine, probe: str) -> str | None:
+    m = _TITLE_HTML.search(engine.convert(probe, without=("pymdownx.snippets",)))
+    return html.unescape(m.group(2)) if m and m.group(2).strip() else None
 
 
 @functools.cache

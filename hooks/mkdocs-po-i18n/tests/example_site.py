@@ -1,5 +1,5 @@
-"""Shared paths and commands of the plugin's tests: the example site beside them, and
-MkDocs run as the reader runs it (``python -m mkdocs``, in this interpreter)."""
+"""Paths and commands the plugin's tests share: the example site beside them, and MkDocs
+run as the reader runs it (``python -m mkdocs``, in this interpreter)."""
 from __future__ import annotations
 
 import importlib.util
