@@ -8,7 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from po_i18n.project import Project, ProjectError
+from po_i18n.cli import run
+from po_i18n.project import Project
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -50,12 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``course`` command line; returns the exit status (0 ok, 2 bad input)."""
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except ProjectError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    return run(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,14 @@ def build_parser(prog: str = "po-i18n") -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``po-i18n`` command line; returns the exit status (0 ok, 1 problems found, 2 bad input)."""
-    args = build_parser().parse_args(argv)
+    return run(build_parser(), argv)
+
+
+def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """Parse ``argv`` with ``parser`` and call the chosen sub-command's ``func(args) -> int``;
+    bad input (a catalog, mkdocs.yml) is one line on stderr and exit status 2, never a
+    traceback. For a site's own command built the same way (the course's ``course``)."""
+    args = parser.parse_args(argv)
     try:
         return args.func(args)
     except (CatalogError, ProjectError) as exc:
