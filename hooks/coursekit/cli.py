@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from po_i18n.cli import run
+from po_i18n.cli import command_parser, run
 from po_i18n.project import Project
 
 
@@ -23,9 +23,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``course`` command (argparse, one sub-parser per command)."""
-    parser = argparse.ArgumentParser(prog="course", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("mkdocs.yml"), help="path to mkdocs.yml (default: %(default)s)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser, sub = command_parser("course", __doc__.splitlines()[0])
     p = sub.add_parser("bench", help="measure build, reload, scale and snippet-suite costs against their floors",
                        description="Print one table (and write it as JSON) of what building and verifying the course "
                                    "costs: build with vs without hooks, render per page, reload after an edit under "

@@ -104,11 +104,17 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0  # not reached
 
 
+def command_parser(prog: str, description: str) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """A command's parser with the ``--config PATH`` option every command of a site takes,
+    and its sub-parsers (one per sub-command, each setting ``func``; :func:`run` calls it)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--config", type=Path, default=Path("mkdocs.yml"), help="path to mkdocs.yml (default: %(default)s)")
+    return parser, parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+
 def build_parser(prog: str = "po-i18n") -> argparse.ArgumentParser:
     """The argument parser of the ``po-i18n`` command (argparse, one sub-parser per command)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=Path("mkdocs.yml"), help="path to mkdocs.yml (default: %(default)s)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser, sub = command_parser(prog, __doc__.splitlines()[0])
     p = sub.add_parser("update", help="extract messages from the English pages and merge them into every catalog",
                        description="Extract the messages of docs/ and mkdocs.yml and merge them into i18n/<lang>/*.po: "
                                    "new messages empty, changed ones fuzzy with the previous English, removed ones obsolete; "
