@@ -212,6 +212,7 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
     chunk: str | None = None
     para: list[int] = []  # view lines of the plain paragraph being read at this level
     last_para: list[int] = []
+    chunk_depth = 0  # the quote depth the chunk is read at
     depth_before = 0  # quote depth of the line before (a lazy line stays in its quotes)
     raw_blank = True  # the line before is blank in the source (not only inside a quote)
     i = 0
@@ -302,16 +303,19 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             out.lines[i] = prefix + out.lines[i] if out.lines[i].strip() else prefix.rstrip() + "\n"
         for box in stack:
             box.last = i
-        view = out.lines[i]
+        view = out.lines[i][len(prefix):] if depth else out.lines[i]  # the content inside the quotes
+        if depth != chunk_depth:
+            chunk = None  # a quote's content is parsed as a chunk of its own (BlockQuoteProcessor.run)
+        chunk_depth = depth
         if not view.strip():
             chunk = None
         elif chunk is None or i in out.breaks:
             chunk = "other" if _NOT_TEXT.match(view) else "text"
         elif view.lstrip(" ").startswith("#"):
             chunk = None  # a heading splits a block: what follows starts a new one
-        if out.lines[i].strip() and i not in out.breaks:
+        if view.strip() and i not in out.breaks:
             para.append(i)
-        elif out.lines[i].strip():
+        elif view.strip():
             if para:
                 last_para = para
             para = [i]
