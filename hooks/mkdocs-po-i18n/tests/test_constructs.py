@@ -345,3 +345,48 @@ def test_36_a_parenthesis_marker_is_a_list_only_with_fancylists():
     check(source, PLAIN)
     assert [m for _, m in messages(source)] == ["one", "two"]
     assert messages(source, PLAIN) == [("paragraph", "1) one 2) two")]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('> !!! note "Outer"\n>     Outer para.\n>\n>     !!! tip\n>         Inner one.\n',
+     [("note title", "Outer"), ("quote", "Outer para."), ("default tip title", "Tip"), ("quote", "Inner one.")]),
+    ('> > !!! note "Deep"\n> >     Deep para.\n', [("note title", "Deep"), ("quote", "Deep para.")]),
+    ('- item\n\n    > !!! note "T"\n    >     Body text.\n',
+     [("list item", "item"), ("note title", "T"), ("quote", "Body text.")]),
+    ('- item\n\n    > [!note] Quoted\n    > Callout body.\n',
+     [("list item", "item"), ("note title", "Quoted"), ("quote", "Callout body.")]),
+    ('> !!! note "Outer"\n>     Outer para.\n>\n>     > [!tip] Inner\n>     > Inner body.\n',
+     [("note title", "Outer"), ("quote", "Outer para."), ("tip title", "Inner"), ("quote", "Inner body.")]),
+    ("> //// note | Outer\n> Outer para.\n>\n> /// tip | Inner\n> Inner para.\n> ///\n> ////\n",
+     [("note title", "Outer"), ("quote", "Outer para."), ("tip title", "Inner"), ("quote", "Inner para.")]),
+])
+def test_40_a_callout_in_a_block_quote_is_a_callout_with_its_title_and_body_messages(source, expected):
+    """Python-Markdown strips ``[ ]{0,3}>[ ]?`` a level (BlockQuoteProcessor.clean) and
+    parses what is left, containers included; the segmenter looked for markers only at a
+    container's body column, so the marker line and the body became one message and the
+    translated body turned into the title."""
+    check(source)
+    assert messages(source) == expected
+    titles = [p.get_text() for p in translated_html(source).select("p.admonition-title")]
+    assert titles == [pseudo(m) for k, m in expected if k.endswith("title")]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('!!! note "Outer"\n\tOuter para.\n', [("note title", "Outer"), ("paragraph", "Outer para.")]),
+    ('!!! note "A"\n\tPara one.\n\n\t!!! tip "B"\n\t\tPara two.\n',
+     [("note title", "A"), ("paragraph", "Para one."), ("tip title", "B"), ("paragraph", "Para two.")]),
+    ('??? note "T"\n\tFirst para.\n\n\tSecond para.\n', [("note title", "T"), ("paragraph", "First para."),
+                                                        ("paragraph", "Second para.")]),
+    ('=== "Tab"\n\tTab text.\n', [("tab title", "Tab"), ("paragraph", "Tab text.")]),
+    ('> !!! note "T"\n>\t    Body here.\n', [("note title", "T"), ("quote", "Body here.")]),
+    ('- item\n\n\t!!! note "T"\n\t\tBody here.\n', [("list item", "item"), ("note title", "T"), ("paragraph", "Body here.")]),
+])
+def test_41_a_body_indented_with_tabs_is_read_as_the_engine_expands_them(source, expected):
+    """markdown/core.py expands every tab to 4 columns before any block is parsed; the
+    segmenter stripped only spaces, so a tab-indented body reached no message. The tabs
+    stay in the page: every byte outside a message is the source's."""
+    check(source)
+    assert messages(source) == expected
+    assert render(source, {m: m for _, m in expected}, engine=DEFAULT_ENGINE).markdown == source
+    out = render(source, {m: pseudo(m) for _, m in expected}, engine=DEFAULT_ENGINE).markdown
+    assert out.count("\t") == source.count("\t")

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from po_i18n.fuzz import RAW_WORDS, check, documents
+from po_i18n.fuzz import RAW_WORDS, check, documents, quoted_callouts, tab_indented
 
 
 @settings(max_examples=120, derandomize=True, database=None, deadline=None,
@@ -36,8 +37,19 @@ FOUND = {
         "See alpha[^1].\n\n[^1]: alpha\n\n    alpha\n    { #para-id }\n",
     "an unindented marker after an item's paragraph in an admonition is an item there (c)":
         '!!! note "alpha"\n    - alpha\n\n        alpha\n    - alpha\n',
+    "a quote's content is a chunk of its own: a marker in it starts a list (c)":
+        "alpha\n{ .annotate }\n> /// fancylists | type=a\n> 1. alpha\n> 2. alpha\n> ///\n",
     "a longer closing fence in a tab is text (d)": '=== "Ex"\n\n    ````md\n    === "Inner"\n        text\n        ````\n\nProse after.\n',
 }
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.one_of(quoted_callouts(), tab_indented()))
+def test_callouts_in_quotes_and_tab_indented_bodies_round_trip(block):
+    """The grammar's quoted callouts and tab-indented bodies on their own: in
+    :func:`documents` they are two choices among many."""
+    check(block + "\n", raw_words=RAW_WORDS)
 
 
 @pytest.mark.parametrize("page", FOUND.values(), ids=FOUND.keys())

@@ -5,7 +5,8 @@ the constructs Material for MkDocs and pymdown-extensions document: admonitions 
 details in both syntaxes, content tabs, pymdownx.blocks (with titles and with
 arguments), annotations, attribute lists, footnotes, definition lists, task lists,
 tables, abbreviations, snippet notation, fenced code with options, nested lists, block
-quotes, callouts, callouts nested two deep, untitled callouts (default titles), headings
+quotes, callouts, callouts nested two deep, callouts in block quotes (nested, in list
+items), bodies indented with tabs, untitled callouts (default titles), headings
 ending in an icon with an attribute list, raw HTML blocks (with and without ``markdown``), front matter, hard
 breaks and reference links. :func:`check` holds each page to four properties:
 
@@ -31,7 +32,7 @@ from .markdown_engine import DEFAULT_ENGINE, MarkdownEngine
 from .render import render
 from .segment import segment
 
-__all__ = ["check", "documents", "pseudo", "structure", "prose_words"]
+__all__ = ["check", "documents", "pseudo", "structure", "prose_words", "quoted_callouts", "tab_indented"]
 
 # Markup a translation carries over untouched: code spans, link and footnote targets,
 # reference labels, HTML tags, entities, attribute lists and emoji/icon shortcodes
@@ -301,6 +302,39 @@ def _untitled_callout(draw) -> str:
     return head + "\n" + _indent(body)
 
 
+def _quote(text: str, by: str = "> ") -> str:
+    return "\n".join(by + line if line else by.rstrip() for line in text.split("\n"))
+
+
+@st.composite
+def quoted_callouts(draw) -> str:
+    """Callouts in block quotes, as Python-Markdown reads them (``[ ]{0,3}>[ ]?`` a level,
+    then the containers): old-style, blocks and ``> [!note]`` callouts, nested, untitled;
+    quotes in quotes, a quote in a list item, a quote whose marker a tab follows."""
+    inner = draw(st.one_of(_nested_callout(), _untitled_callout(), _container(1)))
+    form = draw(st.sampled_from(("quote", "quote", "nested", "list", "after-para")))
+    if form == "nested":
+        return _quote(_quote(inner))
+    if form == "list":
+        return f"- {draw(_inline())}\n\n" + _indent(_quote(inner))
+    if form == "after-para":
+        return f"{draw(_paragraph())}\n" + _quote(inner)
+    return _quote(inner)
+
+
+@st.composite
+def tab_indented(draw) -> str:
+    """Container bodies indented with tabs (Python-Markdown expands every tab to 4
+    columns first, markdown/core.py): each 4-space step of a line's indent a tab or not."""
+    text = draw(st.one_of(_nested_callout(), _untitled_callout(), _container(1), _list()))
+    out = []
+    for line in text.split("\n"):
+        spaces = len(line) - len(line.lstrip(" "))
+        steps = "".join(draw(st.sampled_from(("\t", "    "))) for _ in range(spaces // 4))
+        out.append(steps + line[spaces // 4 * 4:])
+    return "\n".join(out)
+
+
 @st.composite
 def _icon_heading(draw) -> str:
     """A heading ending in an icon shortcode with an attribute list, as Material's docs
@@ -371,7 +405,7 @@ def _block(draw, depth: int = 0) -> str:
     if depth < 2:
         choices += ["container", "container", "container", "untitled-callout"]
     if depth == 0:
-        choices += ["nested-callout", "icon-heading"]
+        choices += ["nested-callout", "icon-heading", "quoted-callout", "tab-indented"]
     kind = draw(st.sampled_from(choices))
     if kind == "paragraph":
         return draw(_paragraph())
@@ -399,6 +433,10 @@ def _block(draw, depth: int = 0) -> str:
         return draw(_untitled_callout())
     if kind == "icon-heading":
         return draw(_icon_heading())
+    if kind == "quoted-callout":
+        return draw(quoted_callouts())
+    if kind == "tab-indented":
+        return draw(tab_indented())
     if kind == "marker":
         return f"Mark it with `--8<-- [start:name]`.\n{draw(_inline())}"
     if kind == "html-between":

@@ -55,6 +55,10 @@ _TASK_MARKER = re.compile(r"^\[[ xX]\][ \t]+")  # pymdownx.tasklist: a quiz opti
 _HEADING_ATTRS = re.compile(r"[ \t]+\{[^{}]*\}[ \t]*$")
 _LIST_MARKER = re.compile(r"^([ ]*)([-*+]|\d{1,9}\.)([ ]{1,3})(?=\S)")
 _QUOTE_PREFIX = re.compile(r"^(?:[ ]{0,3}>)+")
+# markdown/blockprocessors.py, BlockQuoteProcessor.RE (one level, one line): what clean() strips
+_QUOTE_LEVEL = re.compile(r"[ ]{0,3}>[ ]?")
+# the run of a line that tabs may indent: markdown/core.py expands every tab to 4 columns first
+_LEAD = re.compile(r"^[ \t>]*")
 _CM_FENCE = re.compile(r"^[ ]*(`{3,}|~{3,})")
 _PM_ITEM = re.compile(r"^[ ]{0,3}(?:[-*+]|\d+\.)[ ]+\S")
 _ATX_NO_SPACE = re.compile(r"^(#{1,6})(?=[^#\s])")
@@ -142,6 +146,7 @@ class _Box:
     dedent: bool = True  # False for a list item: CommonMark reads its body itself
     footnote: bool = False
     last: int = -1  # the last line with text in it
+    quote: int = 0  # the block quote depth it was opened at: ``body`` counts from that quote's content
 
 
 @dataclass
@@ -153,6 +158,7 @@ class _View:
     text_of: dict[int, str] = field(default_factory=dict)  # message text of a line the view disguises
     footnote_ends: set[int] = field(default_factory=set)  # last lines of footnotes (their back-link follows)
     disguised: dict[int, str] = field(default_factory=dict)  # line -> the characters _HIDE stands for on it
+    shift: dict[int, int] = field(default_factory=dict)  # line -> source column minus the column _line saw
     warnings: list[tuple[int, str]] = field(default_factory=list)
 
 
@@ -206,19 +212,29 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
     chunk: str | None = None
     para: list[int] = []  # view lines of the plain paragraph being read at this level
     last_para: list[int] = []
+    chunk_depth = 0  # the quote depth the chunk is read at
+    depth_before = 0  # quote depth of the line before (a lazy line stays in its quotes)
+    raw_blank = True  # the line before is blank in the source (not only inside a quote)
     i = 0
     while i < n:
-        line = raw[i]
+        source_line = raw[i]
+        if not source_line.strip(" \t"):
+            depth_before, raw_blank = 0, True
         if skip[i]:
-            quote = _QUOTE_PREFIX.match(line)
+            quote = _QUOTE_PREFIX.match(source_line)
             if quote:  # keep a block quote open across the code it holds
                 out.lines[i] = quote.group(0).replace(" ", "") + "\n"
+            line, depth, _, _, _, cut, _ = _unquote(source_line, stack)
             stripped = line.lstrip(" ")
             if stripped and not prev_blank and i > 0 and not skip[i - 1]:
                 out.breaks.add(i)
             # a fence or notation line at a shallower indent closes the containers it is outside of
             indent = len(line) - len(stripped)
-            while stripped and stack and stack[-1].slashes == 0 and indent < stack[-1].body:
+            if source_line.strip(" \t"):
+                _close_outside(out, stack, cut, depth)
+                depth_before, raw_blank = depth, False
+            while (stripped and stack and stack[-1].slashes == 0 and stack[-1].quote == depth
+                   and indent < stack[-1].body):
                 _close(out, stack.pop())
             if para:
                 last_para, para = para, []
@@ -226,8 +242,28 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             chunk = None
             i += 1
             continue
+        if raw_blank and not source_line.strip(" \t"):
+            line, depth, pos, tabs, prefix, cut, starts = source_line, 0, 0, 0, "", None, []
+        else:
+            line, depth, pos, tabs, prefix, cut, starts = _unquote(source_line, stack)
         stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if (stripped and depth < depth_before and not raw_blank and cut is None
+                and all(b.slashes or b.body <= indent for b in stack if b.quote == depth)):
+            prefix += "> " * (depth_before - depth)  # a lazy line: the rest of the block stays quoted
+            depth, starts = depth_before, []
+        popped = _close_outside(out, stack, cut, depth)
+        callout = None
+        if starts and syn.callouts and (depth_before < depth or not out.lines[i - 1].strip(" >\n")):
+            callout = sx.CALLOUT.match(_expand(source_line)[0], starts[-1])
+        if source_line.strip(" \t"):
+            depth_before, raw_blank = depth, False
+        if callout:  # pymdownx.quotes: the quote's first line is the callout's type and title
+            _callout(out, syn, i, _expand(source_line)[0], callout, tabs)
+            stripped = ""
         if not stripped:
+            if depth:
+                out.lines[i] = prefix.rstrip() + "\n"  # a blank line inside the quotes
             for box in stack:
                 box.lazy = False
             options = False
@@ -237,14 +273,12 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             chunk = None
             i += 1
             continue
-        indent = len(line) - len(stripped)
-        if options and indent >= (stack[-1].body if stack else 0) + 4:
+        if options and indent >= (stack[-1].body if stack and stack[-1].quote == depth else 0) + 4:
             i += 1  # a blocks header's YAML option line
             continue
         options = False
-        popped = False
         text_item = chunk == "text" and not prev_blank and bool(_PM_ITEM.match(stripped) or _PAREN_ITEM.match(stripped))
-        while stack and stack[-1].slashes == 0 and indent < stack[-1].body:
+        while stack and stack[-1].slashes == 0 and stack[-1].quote == depth and indent < stack[-1].body:
             box = stack[-1]
             if box.lazy and not prev_blank and not _starts_container(stripped, syn):
                 break  # lazy continuation of a footnote's or definition's first paragraph
@@ -257,22 +291,31 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
             out.breaks.add(i)
             if para:
                 last_para, para = para, []
-        body = next((b.body for b in reversed(stack) if b.slashes == 0), 0)
+        body = next((b.body for b in reversed(stack) if b.slashes == 0 and b.quote == depth), 0)
         col = body if line[:body].strip(" ") == "" else indent
-        shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent), 0)
+        shown = next((b.body for b in reversed(stack) if b.slashes == 0 and b.dedent and b.quote == depth), 0)
+        opened = len(stack)
         options = _line(out, syn, stack, raw, i, line, col, para, last_para, min(shown, col), text_item)
+        for box in stack[opened:]:
+            box.quote = depth
+        out.shift[i] = pos - tabs
+        if depth:
+            out.lines[i] = prefix + out.lines[i] if out.lines[i].strip() else prefix.rstrip() + "\n"
         for box in stack:
             box.last = i
-        view = out.lines[i]
+        view = out.lines[i][len(prefix):] if depth else out.lines[i]  # the content inside the quotes
+        if depth != chunk_depth:
+            chunk = None  # a quote's content is parsed as a chunk of its own (BlockQuoteProcessor.run)
+        chunk_depth = depth
         if not view.strip():
             chunk = None
         elif chunk is None or i in out.breaks:
             chunk = "other" if _NOT_TEXT.match(view) else "text"
         elif view.lstrip(" ").startswith("#"):
             chunk = None  # a heading splits a block: what follows starts a new one
-        if out.lines[i].strip() and i not in out.breaks:
+        if view.strip() and i not in out.breaks:
             para.append(i)
-        elif out.lines[i].strip():
+        elif view.strip():
             if para:
                 last_para = para
             para = [i]
@@ -283,7 +326,87 @@ def _prepare_view(lines: list[str], syn: sx.Syntax) -> _View:
         i += 1
     for box in stack:
         _close(out, box)
+    out.titles = [Segment(t.kind, t.msgid, (t.start[0], t.start[1] + out.shift.get(t.start[0], 0)),
+                          (t.end[0], t.end[1] + out.shift.get(t.end[0], 0)), t.continuation, t.template)
+                  for t in out.titles]
     return out
+
+
+def _expand(line: str) -> tuple[str, int]:
+    """The line as the engine reads it, and how many columns longer that is: tabs in its
+    leading run of spaces, tabs and ``>`` expanded to 4-column stops (``markdown/core.py``
+    expands every tab, ``source.expandtabs(tab_length)``); tabs inside text are text."""
+    lead = _LEAD.match(line).group(0)
+    expanded = lead.expandtabs(4) + line[len(lead):]
+    return expanded, len(expanded) - len(line)
+
+
+def _unquote(line: str, stack: list[_Box]) -> tuple[str, int, int, int, str, int | None, list[int]]:
+    """Read a line's block quote markers as Python-Markdown does: one level is
+    ``[ ]{0,3}>[ ]?`` at the body column of the innermost container it is in
+    (``BlockQuoteProcessor.clean``, applied again inside each container and quote).
+
+    Args:
+        line: the source line, without its ending.
+        stack: the open containers, outermost first; each counts its body column from
+            the content of the quote it was opened in (``_Box.quote``).
+
+    Returns:
+        ``(text, depth, pos, tabs, prefix, cut, starts)``: the content inside the quotes
+        (tabs expanded), the number of quote levels, the column of that content in the
+        expanded line, the columns tabs added, what the view writes for the markers
+        (``"> "`` a level, with the indentation list items keep), the index of the first
+        container the line is outside of (``None``: none) and the column of each level's
+        marker in the expanded line.
+    """
+    expanded, tabs = _expand(line)
+    depth = pos = k = 0
+    prefix, cut, starts = "", None, []
+    while True:
+        text = expanded[pos:]
+        indent = len(text) - len(text.lstrip(" "))
+        base = shown = 0
+        while k < len(stack) and stack[k].quote == depth:
+            if stack[k].slashes == 0:
+                if stack[k].body > indent:
+                    break
+                base = stack[k].body
+                if stack[k].dedent:
+                    shown = base
+            k += 1
+        m = _QUOTE_LEVEL.match(text, base) if text[base:base + 4].lstrip(" ").startswith(">") else None
+        if m is None:
+            return text, depth, pos, tabs, prefix, cut, starts
+        if cut is None and k < len(stack) and stack[k].quote == depth:
+            cut = k  # a quote marker outside these containers ends them
+        starts.append(pos + m.start())
+        prefix += text[shown:base] + "> "
+        pos += m.end()
+        depth += 1
+
+
+def _close_outside(out: _View, stack: list[_Box], cut: int | None, depth: int) -> bool:
+    """Close the containers a line is outside of: from ``cut`` on, and those opened in
+    a quote deeper than the line's; returns whether any closed."""
+    popped = False
+    while stack and ((cut is not None and len(stack) > cut) or stack[-1].quote > depth):
+        _close(out, stack.pop())
+        popped = True
+    return popped
+
+
+def _callout(out: _View, syn: sx.Syntax, i: int, expanded: str, m: re.Match, tabs: int) -> None:
+    """A callout's first line (``> [!note] Title``, pymdownx.quotes ``RE_CALLOUT``
+    matched at its quote marker): its title, or its default title, is a message."""
+    title = m.group(3).strip()
+    kind = m.group(1).split("|")[0].strip().lower()
+    if title:
+        _title(out, kind, expanded, i, title, m.start(3))
+    else:
+        head = m.end(2) if m.group(2) else m.end(1) + 1
+        _default_title(out, syn, kind, i, head, expanded[m.start():head] + "\n> x\n", " {}")
+    out.shift[i] = -tabs
+    out.breaks.add(i + 1)
 
 
 def _close(out: _View, box: _Box) -> None:
@@ -387,19 +510,6 @@ def _line(out: _View, syn: sx.Syntax, stack: list[_Box], raw: list[str], i: int,
                 out.titles.append(Segment("abbreviation title", title, (i, col_t), (i, col_t + len(title))))
             out.breaks.add(i + 1)
             return False
-    if syn.callouts and text.startswith(">"):
-        m = sx.CALLOUT.match(text)
-        if m and (i == 0 or not out.lines[i - 1].strip(" >\n")):  # the quote's first line
-            title = m.group(3).strip()
-            kind = m.group(1).split("|")[0].strip().lower()
-            if title:
-                _title(out, kind, line, i, title, col + m.start(3))
-            else:
-                head = m.end(2) if m.group(2) else m.end(1) + 1
-                _default_title(out, syn, kind, i, col + head, text[:head] + "\n> x\n", " {}")
-            out.lines[i] = text[: text.index("[")].rstrip() + "\n"
-            out.breaks.add(i + 1)
-            return False
     item = (syn.olist.match(text) if syn.olist is not None else None) or _PM_ITEM.match(text)
     if text_item or (syn.olist is None and _PAREN_ITEM.match(text)):
         # text for the engine (a marker continuing a paragraph, or "1)" without fancylists)
@@ -460,8 +570,8 @@ def _span(lines: list[str], first: int, last: int, content: str) -> tuple[tuple[
 
 
 def _continuation(prefix: str) -> str:
-    """The prefix of a continuation line: block quote markers kept, the rest spaces."""
-    return "".join(ch if ch == ">" else " " for ch in prefix)
+    """The prefix of a continuation line: block quote markers and tabs kept, the rest spaces."""
+    return "".join(ch if ch in ">\t" else " " for ch in prefix)
 
 
 def segment(markdown: str, engine: MarkdownEngine | None = None) -> list[Segment]:
