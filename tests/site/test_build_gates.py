@@ -70,7 +70,7 @@ def test_an_unsafe_translation_falls_back_to_english_and_fails_the_strict_build(
     loose = build(project, strict=False)
     assert re.search(rf"^WARNING .*i18n/tr/ddp-basics\.po:{line}: adds raw HTML <img> with onerror src; "
                      r"adds raw HTML <script>; the English is shown instead: keep the msgid's code, links, markup and "
-                     r"placeholders as they are and add none \(i18n/README\.md, 'What a translation may change'\)$",
+                     r"placeholders as they are and add none \(see i18n/README\.md\)$",
                      loose.stderr, re.M), loose.stderr  # one line per refused translation, its remedy at the end
     page = html(project, "tr", "ddp-basics")
     assert page.find("script", string=re.compile("alert")) is None
@@ -129,8 +129,10 @@ def test_one_strict_build_names_the_problems_of_every_language(project):
     assert strict.returncode != 0
     assert re.search(r"WARNING .*i18n/ja/ddp-basics\.po:\d+: duplicate msgid", strict.stderr), strict.stderr
     fuzzy = next(e for e in polib.pofile(str(sv)) if "fuzzy" in e.flags)
+    msgstr = _msgstr_line(sv, fuzzy.msgid)  # the line to edit, not the entry's first comment
     assert re.search(r"WARNING .*index\.md: 1 of \d+ messages are untranslated or fuzzy in 'sv' and are shown in English; "
-                     rf"translate them in i18n/sv/index\.po, the first at line {fuzzy.linenum}$", strict.stderr, re.M), strict.stderr
+                     rf"translate them in i18n/sv/index\.po, the first at line {msgstr}; a fuzzy one is used once you "
+                     r"have checked its msgstr and deleted its '#, fuzzy' line$", strict.stderr, re.M), strict.stderr
     assert re.search(r"WARNING .*torchrun-launching\.md: 1 of \d+ messages are untranslated or fuzzy in 'tr' and are shown "
                      r"in English; add the new ones with: po-i18n update --lang tr, then translate them in "
                      r"i18n/tr/torchrun-launching\.po$", strict.stderr, re.M), strict.stderr

@@ -19,6 +19,8 @@ from bs4 import BeautifulSoup
 from conftest import copy_project
 from po_i18n import cli
 from po_i18n.check import REFUSED_REMEDY
+
+REMEDY = f"{REFUSED_REMEDY} (see i18n/README.md)"
 from po_i18n.extract import update
 from coursekit.course_strings import PROCESSES
 from po_i18n.page_guard import TOGETHER
@@ -69,8 +71,8 @@ class Built:
     def refusal(self, path: str, line: int) -> str:
         """The reasons of the refused translation at ``path:line``; asserts its warning ends with the remedy."""
         warning = self.warning(path, line)
-        assert warning.endswith(f"; {REFUSED_REMEDY}"), warning
-        return warning.removesuffix(f"; {REFUSED_REMEDY}")
+        assert warning.endswith(f"; {REMEDY}"), warning
+        return warning.removesuffix(f"; {REMEDY}")
 
 
 def _set(path: Path, msgid: str, msgstr: str) -> int:

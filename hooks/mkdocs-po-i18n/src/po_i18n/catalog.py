@@ -398,7 +398,7 @@ def _closest(msgid: str, candidates: list[polib.POEntry]) -> polib.POEntry | Non
 
 
 def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, project: str,
-          compendium: Iterable[polib.POFile] = ()) -> polib.POFile:
+          compendium: Iterable[polib.POFile] = (), guide: str | None = None) -> polib.POFile:
     """Merge freshly extracted messages into a language's catalog, as ``msgmerge`` does
     (gettext manual, "Invoking the msgmerge Program"), losing nothing a translator wrote.
 
@@ -430,7 +430,8 @@ def merge(old: polib.POFile | None, messages: Iterable[Message], language: str, 
     """
     new = polib.POFile(wrapwidth=WRAP_WIDTH)
     new.metadata = _header(language, project)
-    new.header = f"{project}: '{language}' catalog. Translate msgstr only; see i18n/README.md."
+    new.header = (f"{project}: '{language}' catalog. Translate msgstr only; keep code, links, markup and "
+                  f"placeholders as they are{f'; see {guide}' if guide else ''}.")
     if old is not None:
         if duplicates(old):
             raise ValueError("the catalog holds duplicate entries; see catalog.duplicates")

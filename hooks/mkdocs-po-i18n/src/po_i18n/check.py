@@ -240,15 +240,21 @@ def missing_catalogs(project: Project, language: str) -> list[str]:
             f"create it with: po-i18n update --lang {language}" for path, what in wanted if not catalog_file.exists(path)]
 
 
-REFUSED_REMEDY = ("the English is shown instead: keep the msgid's code, links, markup and placeholders as they are "
-                  "and add none (i18n/README.md, 'What a translation may change')")
+REFUSED_REMEDY = "the English is shown instead: keep the msgid's code, links, markup and placeholders as they are and add none"
+
+
+def refused_remedy(project: Project) -> str:
+    """:data:`REFUSED_REMEDY`, pointing at the site's translator guide when the plugin's
+    ``translator_guide`` option names one (the course: ``i18n/README.md``)."""
+    guide = project.options.get("translator_guide")
+    return f"{REFUSED_REMEDY} (see {guide})" if guide else REFUSED_REMEDY
 
 
 def check_catalog(project: Project, path: Path, checker: TranslationCheck | None = None) -> list[str]:
     """Problems of one catalog, each ``path:line: message; remedy``.
 
     A translation the safety check refuses gives one line at its msgstr, its reasons
-    joined by ``"; "`` and followed by :data:`REFUSED_REMEDY`, which is also the warning
+    joined by ``"; "`` and followed by :func:`refused_remedy`, which is also the warning
     the build prints when it shows the message in English. A duplicate message names
     both lines (:func:`po_i18n.catalog.duplicate_reason`); an entry with a context,
     its ``msgctxt`` line; a catalog that belongs to no page
@@ -311,7 +317,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
     for entry, form, english, msgstr, reasons in judged(project, path, catalog, checker or project_check(project)):
         at = f"{shown}:{_msgstr_lines(lines, entry).get(form, entry.linenum)}"
         if reasons:
-            out.append(f"{at}: {'; '.join(reasons)}; {REFUSED_REMEDY}")
+            out.append(f"{at}: {'; '.join(reasons)}; {refused_remedy(project)}")
     return out
 
 
@@ -391,9 +397,15 @@ def pending_warnings(project: Project, language: str) -> list[str]:
         missing = [m for m in msgids if m not in usable]
         if missing:
             wanted = set(missing)
-            held = {e.msgid: e.linenum for e in catalog if not e.obsolete and e.msgctxt is None and e.msgid in wanted}
-            where = (f"translate them in {shown}, the first at line {min(held.values())}" if len(held) == len(missing)
-                     else f"add the new ones with: po-i18n update --lang {language}, then translate them in {shown}")
+            held = {e.msgid: e for e in catalog if not e.obsolete and e.msgctxt is None and e.msgid in wanted}
+            if len(held) == len(missing):
+                first = min(held.values(), key=lambda e: e.linenum)
+                lines = catalog_file.read(path).decode("utf-8").splitlines()
+                where = f"translate them in {shown}, the first at line {_msgstr_lines(lines, first).get(None, first.linenum)}"
+            else:
+                where = f"add the new ones with: po-i18n update --lang {language}, then translate them in {shown}"
+            if any(e.fuzzy for e in held.values()):  # a fuzzy entry stays English until its flag goes
+                where += "; a fuzzy one is used once you have checked its msgstr and deleted its '#, fuzzy' line"
             out.append(f"{page.as_posix()}: {len(missing)} of {len(msgids)} messages are untranslated or fuzzy in "
                        f"'{language}' and are shown in English; {where}")
     return out

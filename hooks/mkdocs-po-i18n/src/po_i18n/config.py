@@ -32,6 +32,8 @@ class PoI18nConfig(base.Config):
     * ``interface_strings`` (``{}``): more interface-string catalogs for a site's own
       hooks or templates, ``name: module:attribute`` (a tuple of
       :class:`po_i18n.interface.UIString`), each translated in ``_<name>.po``.
+    * ``translator_guide`` (none): where your translators' guide is (a path or URL); new
+      catalogs' headers and every refused translation's remedy point there.
     """
 
     catalogs = c.Type(str, default="i18n")
@@ -39,3 +41,4 @@ class PoI18nConfig(base.Config):
     notice = c.Type(bool, default=True)
     status_page = c.Optional(c.Type(str))
     interface_strings = c.Type(dict, default={})
+    translator_guide = c.Optional(c.Type(str))

@@ -132,6 +132,6 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
             path = project.interface_catalog_path(language, page) if isinstance(page, str) else project.catalog_path(language, page)
             work.append((path, _read(path), messages, language, compendium))
     for path, old, messages, language, compendium in work:
-        merged = po.merge(old, messages, language, name, compendium)
+        merged = po.merge(old, messages, language, name, compendium, project.options.get("translator_guide"))
         (report.written if po.save(merged, path) else report.unchanged).append(path)
     return report
