@@ -112,3 +112,13 @@ def test_the_status_page_and_the_notice_follow_their_options(tmp_path):
     status = (root / "site" / "fr" / "status" / "index.html").read_text(encoding="utf-8")
     assert "<table>" in status and ">Welcome</a>" in status and ">Guide</a>" in status
     assert "course-notice" not in (root / "site" / "fr" / "index.html").read_text(encoding="utf-8")
+
+
+def test_po_i18n_check_says_the_same_as_the_build_about_attr_list(tmp_path):
+    root = _site(tmp_path, extensions="  - admonition\n  - tables\n")
+    assert _run(root, sys.executable, "-m", "po_i18n", "update").returncode == 0
+    proc = _run(root, sys.executable, "-m", "po_i18n", "check")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == ("po-i18n: translated headings keep their English anchors as '{ #id }' attribute "
+                                           "lists, which need the attr_list extension: add '- attr_list' under "
+                                           "markdown_extensions in mkdocs.yml")

@@ -411,6 +411,25 @@ def pending_warnings(project: Project, language: str) -> list[str]:
     return out
 
 
+def config_problems(project: Project, extensions: list[str] | None = None) -> list[str]:
+    """What in mkdocs.yml stops the engine from working, one line each, with the remedy:
+    translated headings keep their English anchors as ``{ #id }`` attribute lists
+    (:mod:`po_i18n.anchors`), which Python-Markdown reads only with ``attr_list``.
+
+    Args:
+        project: the project.
+        extensions: the names of the enabled Markdown extensions (MkDocs's
+            ``config.markdown_extensions`` in a build); default: read from mkdocs.yml.
+    """
+    if extensions is None:
+        extensions = [e if isinstance(e, str) else next(iter(e)) for e in project.config.get("markdown_extensions") or []]
+    if "attr_list" in extensions or "markdown.extensions.attr_list" in extensions:
+        return []
+    name = project.config_file.name if project.config_file else "mkdocs.yml"
+    return [f"po-i18n: translated headings keep their English anchors as '{{ #id }}' attribute lists, which need the "
+            f"attr_list extension: add '- attr_list' under markdown_extensions in {name}"]
+
+
 def page_warnings(project: Project) -> list[str]:
     """Container syntax on the English pages that the site's engine does not enable (it
     renders as text, and nothing is offered to translators as a title), one

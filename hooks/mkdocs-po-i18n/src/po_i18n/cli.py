@@ -14,7 +14,7 @@ from mkdocs.exceptions import ConfigurationError
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project, page_warnings, project_check, refused_messages
+from .check import check_project, config_problems, page_warnings, project_check, refused_messages
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -79,7 +79,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 2
-    found = page_warnings(project) + found
+    found = config_problems(project) + page_warnings(project) + found
     for line in found:
         print(line)
     if not found:

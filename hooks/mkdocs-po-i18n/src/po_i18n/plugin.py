@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
-from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
@@ -25,7 +24,7 @@ from mkdocs.structure.files import File
 
 from . import catalog as po
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
-from .check import page_warnings, pending_warnings, refused_messages, translation_warnings
+from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
 from .extract import SITE_CONFIG_KEYS
 from .interface import PERMALINK
@@ -76,10 +75,8 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         if i18n_plugin(config) is None:
             raise PluginError("po-i18n: needs the mkdocs-static-i18n plugin: add '- i18n:' with 'docs_structure: suffix' "
                               "and your languages under plugins:, before '- po-i18n'")
-        if "attr_list" not in config.markdown_extensions and "markdown.extensions.attr_list" not in config.markdown_extensions:
-            raise PluginError("po-i18n: translated headings keep their English anchors as '{ #id }' attribute lists, "
-                              "which need the attr_list extension: add '- attr_list' under markdown_extensions in "
-                              f"{Path(config.config_file_path).name}")
+        for problem in config_problems(project_of(config), list(config.markdown_extensions)):
+            raise PluginError(problem)
         if config.strict and logging.getLogger("mkdocs.plugins").getEffectiveLevel() > logging.WARNING:
             # mkdocs build -q sets the mkdocs logger to ERROR (mkdocs/__main__.py, quiet_option); without this a
             # warning never reaches the strict-mode counter on that logger and a broken translation is published
