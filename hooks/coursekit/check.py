@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import polib
 from babel.messages.plurals import get_plural
 from mkdocs.exceptions import ConfigurationError, MkDocsException
 
@@ -241,6 +242,53 @@ REFUSED_REMEDY = ("the English is shown instead: keep the msgid's code, links, m
                   "and add none (i18n/README.md, 'What a translation may change')")
 
 
+def _changed_in_english(project: Project, path: Path, msgid: str) -> bool:
+    """Whether a catalog's msgid that is no longer in the English source was English once
+    (the English changed since ``course update`` wrote it), rather than edited by hand.
+
+    The records of what the English was: another language's catalog of the same page
+    holds the msgid (as its msgid, or as the ``#| msgid`` of a fuzzy entry), since
+    ``course update`` writes every language from one extraction; or the English source
+    (the page, or mkdocs.yml for ``_site.po``) was saved after the catalog (file
+    modification times). Neither: the catalog was edited after the English, by hand."""
+    language, rel = _language_and_page(project, path)
+    for other in project.languages:
+        if other == language:
+            continue
+        sibling = project.i18n_dir / other / rel
+        try:
+            catalog = po.load_cached(sibling)
+        except po.CatalogError:
+            continue
+        if catalog is not None and any(msgid in (e.msgid, e.previous_msgid) for e in catalog):
+            return True
+    source = project.config_file or project.root / "mkdocs.yml" if path == project.site_catalog_path(language) \
+        else project.docs_dir / rel.with_suffix(".md")
+    try:
+        return source.stat().st_mtime_ns > path.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _lines_after_update(project: Project, path: Path) -> dict[str, int]:
+    """For each msgid of a catalog that ``course update`` would turn into the fuzzy
+    suggestion of a new English message (``#| msgid``: :func:`coursekit.catalog.merge`),
+    the line where that entry starts in the catalog ``course update`` would write (the
+    line the build names for it afterwards);
+    computed in memory, nothing is written."""
+    language, rel = _language_and_page(project, path)
+    if path == project.site_catalog_path(language):
+        messages = site_messages(project)
+    else:
+        messages = page_messages(project, rel.with_suffix(".md"))
+    try:
+        merged = po.merge(po.load_for_update(path), messages, language, str(project.config.get("site_name", "")))
+    except (po.CatalogError, ValueError):  # duplicates: course update refuses them too (reported apart)
+        return {}
+    written = polib.pofile(po.saved_text(merged), encoding="utf-8")
+    return {e.previous_msgid: e.linenum for e in written if e.fuzzy and e.previous_msgid and not e.obsolete}
+
+
 def check_catalog(project: Project, path: Path, checker: TranslationCheck | None = None) -> list[str]:
     """Problems of one catalog, each ``path:line: message; remedy``.
 
@@ -288,6 +336,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
         page = (project.docs_dir / _language_and_page(project, path)[1].with_suffix(".md")).relative_to(project.root)
         return out + [f"{shown}: no English page {page.as_posix()}; if the page was renamed, run course update, "
                       "which offers its translations to the new page; then delete this file"]
+    after_update: dict[str, int] | None = None  # computed for the first msgid the English changed
     for entry in live:
         where = f"{shown}:{entry.linenum}"
         if entry.msgctxt is not None:
@@ -296,8 +345,18 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
                        "without a context, then delete this entry")
             continue
         if entry.msgid and entry.msgid not in expected:  # "": a second header
-            out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
-                       "restore it, and run: course update")
+            if not _changed_in_english(project, path, entry.msgid):
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
+                           "restore it, and run: course update")
+            elif entry.translated() or entry.fuzzy:
+                after = after_update if after_update is not None else (after_update := _lines_after_update(project, path))
+                line = after.get(entry.msgid)
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} changed in English: run `course update`, then " + (
+                    f"update the fuzzy translation at {shown}:{line}" if line else
+                    f"translate the new English in {shown} (the old translation is kept, as obsolete, at its end)"))
+            else:
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} changed in English: run `course update`, "
+                           f"then translate the new English in {shown}")
         if entry.msgid_plural and not entry.fuzzy:
             n = len(entry.msgstr_plural)
             if n != expected_plural.num_plurals:
