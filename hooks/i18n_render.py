@@ -14,7 +14,7 @@ from mkdocs.structure.files import File
 
 from coursekit import catalog as po
 from coursekit.extract import SITE_CONFIG_KEYS
-from coursekit.build_context import check_of, interface_of, language_of, project_of
+from coursekit.build_context import built_translations, check_of, interface_of, language_of, project_of
 from coursekit.check import page_warnings, refused_messages, translation_warnings
 from coursekit.interface import MADE_WITH, NOT_FOUND_HOME, NOT_FOUND_TEXT, NOT_FOUND_TITLE, PERMALINK
 from coursekit.notice import with_notice
@@ -67,8 +67,9 @@ def on_pre_build(config):
     A catalog that cannot be read stops the build with ``file:line: reason``. Container
     syntax a page uses but mkdocs.yml does not enable (:func:`coursekit.check.page_warnings`)
     and everything else :func:`coursekit.check.translation_warnings` finds, in every
-    language, is a warning, so one ``mkdocs build --strict`` names the problems of all languages, not
-    only of the first language it builds.
+    language the build builds, is a warning, so one ``mkdocs build --strict`` names the problems of all
+    languages, not only of the first language it builds; a preview of some languages
+    (``course serve --lang sv``) warns about those only.
     """
     project = project_of(config)
     language, default = language_of(config)
@@ -76,7 +77,7 @@ def on_pre_build(config):
         return
     for warning in page_warnings(project):  # syntax the site does not enable renders as text
         log.warning(warning)
-    for code in project.languages:  # a po.CatalogError stops the build with file:line: reason
+    for code in built_translations(config):  # a po.CatalogError stops the build with file:line: reason
         for warning in translation_warnings(project, code, check_of(config)):
             log.warning(warning)
 
