@@ -34,7 +34,7 @@ from .safety import TranslationCheck, check_for
 from .segment import syntax_warnings
 
 __all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "page_warnings", "project_check",
-           "refused_messages", "translation_warnings"]
+           "refused_messages", "site_catalog_warnings", "translation_warnings"]
 
 
 def project_check(project: Project) -> TranslationCheck:
@@ -390,11 +390,41 @@ def msgfmt_check(path: Path, shown: str | None = None) -> list[str]:
             if line.strip() and not skip.search(line)]
 
 
+def site_catalog_warnings(project: Project, language: str) -> list[str]:
+    """The site-wide strings (``i18n/<lang>/_site.po``: mkdocs.yml values, interface texts)
+    that show in English in a language because they are untranslated, fuzzy or not in the
+    catalog yet: one line, ``i18n/<lang>/_site.po:LINE: N of M site-wide messages …;
+    remedy``, at the first of them (none without a catalog: :func:`missing_catalogs` says
+    that). A build warns with it, as it does for a page's catalog, so ``mkdocs build
+    --strict`` fails on it.
+
+    Raises:
+        coursekit.catalog.CatalogError: the catalog cannot be read.
+    """
+    path = project.site_catalog_path(language)
+    catalog = po.load_cached(path)
+    if catalog is None:
+        return []
+    shown = path.relative_to(project.root).as_posix()
+    held = {e.msgid: e for e in catalog if not e.obsolete and e.msgctxt is None}
+    msgids = list(dict.fromkeys(m.msgid for m in site_messages(project)))
+    missing = [m for m in msgids if m not in held or not held[m].translated()]
+    if not missing:
+        return []
+    what = (f"{len(missing)} of {len(msgids)} site-wide messages are untranslated or fuzzy in '{language}' and are "
+            "shown in English")
+    if all(m in held for m in missing):
+        line = min(held[m].linenum for m in missing)
+        return [f"{shown}:{line}: {what}; translate them in {shown}, the first at line {line}"]
+    return [f"{shown}: {what}; add the new ones with: course update --lang {language}, then translate them in {shown}"]
+
+
 def translation_warnings(project: Project, language: str, checker: TranslationCheck | None = None) -> list[str]:
     """What a build warns about one translation, before rendering any page.
 
     Every problem :func:`check_catalog` finds in the language's catalogs, every missing
-    catalog (:func:`missing_catalogs`), then, per English page, the number of its
+    catalog (:func:`missing_catalogs`), then, for the site-wide strings
+    (:func:`site_catalog_warnings`) and per English page, the number of its
     messages that will show in English (untranslated, fuzzy, or new since the last
     ``course update``), with the catalog line of the first of them, or, when some are not
     in the catalog yet, the ``course update`` that adds them. Pages are rendered
@@ -418,6 +448,7 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
         po.load_cached(path)  # unreadable: raise, naming the file and line
         out += check_catalog(project, path, checker)
     out += missing_catalogs(project, language)
+    out += site_catalog_warnings(project, language)
     for page in project.pages():
         path = project.catalog_path(language, page)
         shown = path.relative_to(project.root)
