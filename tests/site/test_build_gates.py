@@ -113,6 +113,23 @@ def test_a_broken_placeholder_in_an_interface_string_fails_the_strict_build(proj
     assert build(project, strict=True).returncode != 0
 
 
+def test_an_untranslated_site_string_fails_the_strict_build_naming_file_and_line(project):
+    """``_site.po`` follows the pages' strictness: an emptied "Permanent link" (the ¶
+    tooltip) shows in English, and ``mkdocs build --strict`` fails at its line, as
+    ``po-i18n check`` and i18n/README.md say."""
+    path = project / "i18n" / "sv" / "_site.po"
+    catalog = polib.pofile(str(path), wrapwidth=79)
+    entry = _entry(catalog, "Permanent link")
+    entry.msgstr = ""
+    catalog.save(str(path))
+    line = next(e for e in polib.pofile(str(path)) if e.msgid == "Permanent link").linenum
+    proc = build(project, strict=True)
+    assert proc.returncode != 0
+    assert re.findall(r"^WARNING +- +(.*)$", proc.stderr, re.M) == [
+        f"i18n/sv/_site.po:{line}: 1 of 41 site-wide messages are untranslated or fuzzy in 'sv' and are shown in "
+        f"English; translate them in i18n/sv/_site.po, the first at line {line}"], proc.stderr
+
+
 def test_one_strict_build_names_the_problems_of_every_language(project):
     path = project / "i18n" / "ja" / "ddp-basics.po"
     text = path.read_text(encoding="utf-8")

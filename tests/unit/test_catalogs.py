@@ -493,3 +493,72 @@ def test_a_reader_that_closes_the_pipe_gets_no_traceback():
     proc.stdout.close()  # closed before the first line is written
     _, err = proc.communicate(timeout=120)
     assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()
+
+
+# --- a msgid that is no longer in the English: changed in English, or edited by hand ---------
+
+_CHANGED = "One process per device"  # a heading of ddp-basics.md
+
+
+def _age(path: Path, seconds: int) -> None:
+    """Set a file's modification time ``seconds`` before now."""
+    when = path.stat().st_mtime - seconds
+    os.utime(path, (when, when))
+
+
+def test_a_paragraph_changed_in_english_says_so_and_where_its_fuzzy_translation_will_be(project):
+    """The English edit that ``mkdocs serve`` shows a translator: nobody edited the catalog;
+    the message says to run po-i18n update and names the line of the fuzzy entry it writes.
+    The other languages' catalogs, written by one po-i18n update, are the record that the
+    old msgid was English, even when the page is not the newest file."""
+    from po_i18n.check import check_catalog
+
+    page = project.docs_dir / "ddp-basics.md"
+    source = page.read_text(encoding="utf-8")
+    assert _CHANGED in source
+    page.write_text(source.replace(_CHANGED, "One process for each device"), encoding="utf-8")
+    _age(page, 3600)  # older than the catalogs: only the other catalogs tell what happened
+    path = project.catalog_path("sv", "ddp-basics.md")
+    old = next(e for e in polib.pofile(str(path)) if _CHANGED in e.msgid)
+    found = [p for p in check_catalog(project, path) if "English" in p]
+    assert len(found) == 1
+    match = re.fullmatch(r"i18n/sv/ddp-basics\.po:(\d+): msgid '(.*)' changed in English: run `po-i18n update`, then "
+                         r"update the fuzzy translation at i18n/sv/ddp-basics\.po:(\d+)", found[0])
+    assert match and int(match[1]) == old.linenum and old.msgid.startswith(match[2]), found
+    update(project)
+    fuzzy = next(e for e in polib.pofile(str(path)) if e.previous_msgid == old.msgid)
+    assert fuzzy.fuzzy and fuzzy.linenum == int(match[3]) and fuzzy.msgstr == old.msgstr
+
+
+def test_a_msgid_edited_by_hand_is_still_called_so(project):
+    """A translator who changes a msgid (the English is as it was, and the other languages'
+    catalogs hold the English msgid): the catalog is the newer file, and the message says
+    it was edited by hand."""
+    from po_i18n.check import check_catalog
+
+    path = project.catalog_path("sv", "ddp-basics.md")
+    old = next(e for e in polib.pofile(str(path)) if e.msgid.startswith("DistributedDataParallel (DDP) is the"))
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"DistributedDataParallel (DDP) is the standard way',
+                                 '"DistributedDataParallel (DDP) är standardsättet', 1), encoding="utf-8")
+    _age(project.docs_dir / "ddp-basics.md", 3600)
+    found = [p for p in check_catalog(project, path) if "English" in p]
+    assert found == [f"i18n/sv/ddp-basics.po:{old.linenum}: msgid 'DistributedDataParallel (DDP) är standar' is "
+                     "not in the English source (was it edited by hand?); restore it, and run: po-i18n update"], found
+
+
+def test_a_page_saved_after_its_catalog_changed_in_english(project):
+    """One language only (a site like the fixture site has no other catalogs to compare):
+    the English saved after the catalog is the record that the English changed."""
+    from po_i18n.check import check_catalog
+
+    for language in ("ru", "ja", "tr"):
+        (project.i18n_dir / language / "ddp-basics.po").unlink()
+    page = project.docs_dir / "ddp-basics.md"
+    path = project.catalog_path("sv", "ddp-basics.md")
+    page.write_text(page.read_text(encoding="utf-8").replace(_CHANGED, "One process for each device"),
+                    encoding="utf-8")
+    _age(path, 3600)
+    found = [p for p in check_catalog(project, path) if "English" in p]
+    assert len(found) == 1 and "changed in English: run `po-i18n update`, then update the fuzzy translation at " \
+        "i18n/sv/ddp-basics.po:" in found[0], found

@@ -118,7 +118,7 @@ def test_same_elements_in_any_order_are_accepted(page, msgstr):
     ("Процесс читает `RANK` и документация, **x**.", "link to 'ddp-basics.md' missing"),
     ("Процесс читает `RANK` и [документация](ddp-basics.md), x.", "**bold** missing"),
     ("Процесс *читает* `RANK` и [документация](ddp-basics.md), **x**.", "adds *emphasis*"),
-    ("Процесс читает `RANK` и [**документация**](ddp-basics.md), x.", "changes how the markup is nested"),
+    ("Процесс читает `RANK` и [**документация**](ddp-basics.md), x.", "moves **bold** into the link to `ddp-basics.md`"),
     ("Процесс <span lang=\"en\">RANK</span> `RANK` [д](ddp-basics.md) **x**", "adds raw HTML <span> with lang"),
     ("Процесс <img src=x onerror=\"alert(1)\"> `RANK` [д](ddp-basics.md) **x**", "adds raw HTML <img> with onerror src"),
     ("Процесс <!-- x --> `RANK` [д](ddp-basics.md) **x**", "adds an HTML comment"),
@@ -213,9 +213,11 @@ def test_translations_harmless_alone_that_break_the_page_together_are_refused(ch
     english = render(source, {m: m for m in table}, fallback_lang="en", engine=PROJECT.engine)  # the same spans
     unchecked = render(source, table, accept=page.accept, fallback_lang="en", engine=PROJECT.engine)
     assert skeleton(PROJECT.engine.convert(unchecked.markdown)) != skeleton(PROJECT.engine.convert(english.markdown))
-    assert refused_together(PROJECT.engine, source, table, "en") == {"What it holds": TOGETHER}
+    # the reason names what the page really shows: the text of a code span copied into a fallback span
+    reason = f"{TOGETHER}: adds inline code `code` in a <span> element"
+    assert refused_together(PROJECT.engine, source, table, "en") == {"What it holds": reason}
     checked = render_checked(source, table, page, PROJECT.engine, fallback_lang="en")
-    assert checked.rejected == [("What it holds", TOGETHER)] * 2  # both tables' headers
+    assert checked.rejected == [("What it holds", reason)] * 2  # both tables' headers
     shown = render(source, {"First paragraph.": "First paragraph."}, fallback_lang="en", engine=PROJECT.engine)
     assert skeleton(PROJECT.engine.convert(checked.markdown)) == skeleton(PROJECT.engine.convert(shown.markdown))
     assert "Первый абзац." in checked.markdown
@@ -379,3 +381,35 @@ def test_check_exits_with_one_line_on_an_invalid_mkdocs_yml(tmp_path, capsys):
     assert cli.main(["--config", str(config), "check", "--lang", "sv"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "no_such_extension" in err, err
+
+
+# --- a refusal names the actual difference ---------------------------------------------------
+
+@pytest.mark.parametrize("english, translated, clause", [
+    ('<h2 id="usage">Usage</h2>', '<h2 id="utilisation">Utilisation</h2>', "heading id `usage` became `utilisation`"),
+    ('<p>See <a href="a.md">this</a>.</p>', '<p>Voir <a href="b.md">ceci</a>.</p>', "the <a> href `a.md` became `b.md`"),
+    ('<p>See <a href="x.md">this</a>.</p>', "<p>Voir ceci.</p>", "loses the link to `x.md`"),
+    ("<p>Run it.</p>", "<p>Lancez <code>it</code>.</p>", "adds inline code `it`"),
+    ("<p>Run it.</p>", "<p>Lancez <span>le</span>.</p>", "adds a <span> element"),
+    ("<p>Run <code>a</code>.</p>", "<p>Lancez <code>b</code>.</p>", "code `a` became `b`"),
+    ("<p>One.</p><p>Two.</p>", "<p>Un.</p><ul><li>Deux.</li></ul>", "a paragraph became a list"),
+    ('<p><a href="d.md">x</a> <strong>y</strong></p>', '<p><a href="d.md"><strong>x</strong></a> y</p>',
+     "moves **bold** into the link to `d.md`"),
+    ("<p>Same.</p>", "<p>Pareil.</p>", None),
+])
+def test_the_first_difference_of_two_skeletons_is_one_clause(english, translated, clause):
+    assert safety.difference(skeleton(english), skeleton(translated)) == clause
+
+
+def test_a_translated_heading_on_a_site_without_attr_list_is_refused_naming_its_id():
+    """An adopter's site without attr_list: the `{ #usage }` the renderer writes after a
+    translated heading is text, so each translated heading changes its anchor; the
+    refusal says which id became which, and what to enable, not a list of guesses."""
+    engine = MarkdownEngine(("toc", "tables"))
+    source = "# Usage\n\nRun the tool.\n\n## Options\n\nThere are two.\n"
+    table = {"Usage": "Utilisation", "Run the tool.": "Lancez l'outil.", "Options": "Options"}
+    assert refused_together(engine, source, table, "en") == {"Usage": (
+        f"{TOGETHER}: heading id `usage` became `utilisation-usage`; translated headings keep the English id "
+        "only with attr_list: add it to mkdocs.yml's markdown_extensions")}
+    # with attr_list, the renderer's { #usage } after the translated heading keeps the anchor
+    assert refused_together(MarkdownEngine(("toc", "tables", "attr_list")), source, table, "en") == {}

@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import polib
 import pytest
 
 from example_site import MKDOCS, MKDOCS_ENV
@@ -54,6 +55,13 @@ def _translate(root: Path) -> None:
                                 ("Widgets", "Widgets"), ("Permanent link", "Lien permanent")):
             text = text.replace(f'msgid "{english}"\nmsgstr ""', f'msgid "{english}"\nmsgstr "{french}"')
         path.write_text(text, encoding="utf-8")
+    site = polib.pofile(str(root / "i18n" / "fr" / "_site.po"))  # the plugin's own strings: kept as they are
+    for entry in site:
+        if entry.msgid_plural:
+            entry.msgstr_plural = {i: entry.msgstr_plural.get(i) or entry.msgid_plural for i in entry.msgstr_plural}
+        elif not entry.msgstr:
+            entry.msgstr = entry.msgid
+    site.save()
 
 
 def test_without_attr_list_the_build_stops_with_one_line_saying_what_to_add(tmp_path):

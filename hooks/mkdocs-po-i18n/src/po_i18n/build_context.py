@@ -16,7 +16,7 @@ from .interface import Interface, interface_for
 from .project import SITE_DOMAIN, Project
 from .safety import TranslationCheck, check_for
 
-__all__ = ["check_of", "i18n_plugin", "plugin_of", "interface_of", "language_of", "project_of"]
+__all__ = ["built_translations", "check_of", "i18n_plugin", "plugin_of", "interface_of", "language_of", "project_of"]
 
 
 _project = StatCache(Project.load)
@@ -45,6 +45,19 @@ def language_of(config) -> tuple[str, str]:
     if plugin is None:
         return "en", "en"
     return plugin.current_language or plugin.default_language, plugin.default_language
+
+
+def built_translations(config) -> tuple[str, ...]:
+    """The translation languages this build builds, in the project's order: those
+    mkdocs-static-i18n's ``build_languages`` lists (a preview of some languages,
+    ``po-i18n serve --lang sv``, sets ``build: false`` on the others), the default language
+    left out; every language of the project without the plugin."""
+    project = project_of(config)
+    plugin = i18n_plugin(config)
+    if plugin is None:
+        return tuple(project.languages)
+    built = set(plugin.build_languages)
+    return tuple(code for code in project.languages if code in built)
 
 
 def check_of(config) -> TranslationCheck:

@@ -538,6 +538,12 @@ def _entry_text(entry: polib.POEntry) -> str:
     return "\n".join([*lines, bare.__unicode__(width)])
 
 
+def saved_text(catalog: polib.POFile) -> str:
+    """The text :func:`save` writes for a catalog (str, ending in a line feed)."""
+    text = _text(catalog)
+    return text if text.endswith("\n") else text + "\n"
+
+
 def save(catalog: polib.POFile, path: Path) -> bool:
     """Write a catalog if its text changed.
 
@@ -554,9 +560,7 @@ def save(catalog: polib.POFile, path: Path) -> bool:
             a directory; see :func:`po_i18n.catalog_file.write`) or cannot be written;
             nothing is written then.
     """
-    text = _text(catalog)
-    if not text.endswith("\n"):
-        text += "\n"
+    text = saved_text(catalog)
     if catalog_file.exists(path) and catalog_file.read(path) == text.encode("utf-8"):
         return False
     catalog_file.write(path, text)

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import polib
 from babel.messages.plurals import get_plural
 from mkdocs.exceptions import ConfigurationError, MkDocsException
 
@@ -33,7 +34,8 @@ from .safety import TranslationCheck, check_for
 from .segment import syntax_warnings
 
 __all__ = ["check_catalog", "check_project", "format_problems", "judged", "missing_catalogs", "msgfmt_check", "page_warnings", "project_check",
-           "refused_messages", "translation_warnings"]
+           "config_problems", "pending_warnings", "refused_messages", "refused_remedy", "site_catalog_warnings",
+           "translation_warnings"]
 
 
 def project_check(project: Project) -> TranslationCheck:
@@ -250,6 +252,54 @@ def refused_remedy(project: Project) -> str:
     return f"{REFUSED_REMEDY} (see {guide})" if guide else REFUSED_REMEDY
 
 
+def _changed_in_english(project: Project, path: Path, msgid: str) -> bool:
+    """Whether a catalog's msgid that is no longer in the English source was English once
+    (the English changed since ``po-i18n update`` wrote it), rather than edited by hand.
+
+    The records of what the English was: another language's catalog of the same page
+    holds the msgid (as its msgid, or as the ``#| msgid`` of a fuzzy entry), since
+    ``po-i18n update`` writes every language from one extraction; or the English source
+    (the page, or mkdocs.yml for ``_site.po``) was saved after the catalog (file
+    modification times). Neither: the catalog was edited after the English, by hand."""
+    language, rel = _language_and_page(project, path)
+    for other in project.languages:
+        if other == language:
+            continue
+        sibling = project.i18n_dir / other / rel
+        try:
+            catalog = po.load_cached(sibling)
+        except po.CatalogError:
+            continue
+        if catalog is not None and any(msgid in (e.msgid, e.previous_msgid) for e in catalog):
+            return True
+    source = project.config_file or project.root / "mkdocs.yml" if project.domain_of(path) is not None \
+        else project.docs_dir / rel.with_suffix(".md")
+    try:
+        return source.stat().st_mtime_ns > path.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def _lines_after_update(project: Project, path: Path) -> dict[str, int]:
+    """For each msgid of a catalog that ``po-i18n update`` would turn into the fuzzy
+    suggestion of a new English message (``#| msgid``: :func:`po_i18n.catalog.merge`),
+    the line where that entry starts in the catalog ``po-i18n update`` would write (the
+    line the build names for it afterwards);
+    computed in memory, nothing is written."""
+    language, rel = _language_and_page(project, path)
+    domain = project.domain_of(path)
+    if domain is not None:
+        messages = interface_messages(project, domain)
+    else:
+        messages = page_messages(project, rel.with_suffix(".md"))
+    try:
+        merged = po.merge(po.load_for_update(path), messages, language, str(project.config.get("site_name", "")))
+    except (po.CatalogError, ValueError):  # duplicates: po-i18n update refuses them too (reported apart)
+        return {}
+    written = polib.pofile(po.saved_text(merged), encoding="utf-8")
+    return {e.previous_msgid: e.linenum for e in written if e.fuzzy and e.previous_msgid and not e.obsolete}
+
+
 def check_catalog(project: Project, path: Path, checker: TranslationCheck | None = None) -> list[str]:
     """Problems of one catalog, each ``path:line: message; remedy``.
 
@@ -297,6 +347,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
         page = (project.docs_dir / _language_and_page(project, path)[1].with_suffix(".md")).relative_to(project.root)
         return out + [f"{shown}: no English page {page.as_posix()}; if the page was renamed, run po-i18n update, "
                       "which offers its translations to the new page; then delete this file"]
+    after_update: dict[str, int] | None = None  # computed for the first msgid the English changed
     for entry in live:
         where = f"{shown}:{entry.linenum}"
         if entry.msgctxt is not None:
@@ -305,8 +356,18 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
                        "without a context, then delete this entry")
             continue
         if entry.msgid and entry.msgid not in expected:  # "": a second header
-            out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
-                       "restore it, and run: po-i18n update")
+            if not _changed_in_english(project, path, entry.msgid):
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} is not in the English source (was it edited by hand?); "
+                           "restore it, and run: po-i18n update")
+            elif entry.translated() or entry.fuzzy:
+                after = after_update if after_update is not None else (after_update := _lines_after_update(project, path))
+                line = after.get(entry.msgid)
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} changed in English: run `po-i18n update`, then " + (
+                    f"update the fuzzy translation at {shown}:{line}" if line else
+                    f"translate the new English in {shown} (the old translation is kept, as obsolete, at its end)"))
+            else:
+                out.append(f"{where}: msgid {entry.msgid[:40]!r} changed in English: run `po-i18n update`, "
+                           f"then translate the new English in {shown}")
         if entry.msgid_plural and not entry.fuzzy:
             n = len(entry.msgstr_plural)
             if n != expected_plural.num_plurals:
@@ -340,12 +401,49 @@ def msgfmt_check(path: Path, shown: str | None = None) -> list[str]:
             if line.strip() and not skip.search(line)]
 
 
+def site_catalog_warnings(project: Project, language: str) -> list[str]:
+    """The interface strings (``_site.po``: mkdocs.yml values and the engine's texts, and
+    each catalog the plugin's ``interface_strings`` adds) that show in English in a
+    language because they are untranslated, fuzzy or not in the catalog yet: one line per
+    catalog, ``i18n/<lang>/_site.po:LINE: N of M site-wide messages …; remedy``, at the
+    msgstr of the first of them (none without a catalog: :func:`missing_catalogs` says
+    that). A build treats it as it treats a page's (the ``untranslated`` option).
+
+    Raises:
+        po_i18n.catalog.CatalogError: a catalog cannot be read.
+    """
+    out = []
+    for path, domain in project.interface_catalogs(language).items():
+        catalog = po.load_cached(path)
+        if catalog is None:
+            continue
+        shown = path.relative_to(project.root).as_posix()
+        held = {e.msgid: e for e in catalog if not e.obsolete and e.msgctxt is None}
+        msgids = list(dict.fromkeys(m.msgid for m in interface_messages(project, domain)))
+        missing = [m for m in msgids if m not in held or not held[m].translated()]
+        if not missing:
+            continue
+        what = (f"{len(missing)} of {len(msgids)} site-wide messages are untranslated or fuzzy in '{language}' and are "
+                "shown in English")
+        if all(m in held for m in missing):
+            first = min((held[m] for m in missing), key=lambda e: e.linenum)
+            line = _msgstr_lines(catalog_file.read(path).decode("utf-8").splitlines(), first).get(None, first.linenum)
+            fuzzy = "; a fuzzy one is used once you have checked its msgstr and deleted its '#, fuzzy' line" \
+                if any(held[m].fuzzy for m in missing) else ""
+            out.append(f"{shown}:{line}: {what}; translate them in {shown}, the first at line {line}{fuzzy}")
+        else:
+            out.append(f"{shown}: {what}; add the new ones with: po-i18n update --lang {language}, then translate "
+                       f"them in {shown}")
+    return out
+
+
 def translation_warnings(project: Project, language: str, checker: TranslationCheck | None = None,
                          pending: bool = True) -> list[str]:
     """What a build warns about one translation, before rendering any page.
 
     Every problem :func:`check_catalog` finds in the language's catalogs, every missing
-    catalog (:func:`missing_catalogs`), then, per English page, the number of its
+    catalog (:func:`missing_catalogs`), then, for the site-wide strings
+    (:func:`site_catalog_warnings`) and per English page, the number of its
     messages that will show in English (untranslated, fuzzy, or new since the last
     ``po-i18n update``), with the catalog line of the first of them, or, when some are not
     in the catalog yet, the ``po-i18n update`` that adds them (:func:`pending_warnings`).
@@ -374,16 +472,17 @@ def translation_warnings(project: Project, language: str, checker: TranslationCh
 
 
 def pending_warnings(project: Project, language: str) -> list[str]:
-    """Per English page, the number of its messages that show in English because they
-    are untranslated, fuzzy, or new since the last ``po-i18n update``, with the catalog
-    line of the first of them, or the ``po-i18n update`` that adds them; one line per page
-    (the part of :func:`translation_warnings` the plugin's ``untranslated`` option makes a
-    warning or only a note). A page without a catalog is left to :func:`missing_catalogs`.
+    """The messages that show in English because they are untranslated, fuzzy, or new since
+    the last ``po-i18n update``: for each interface catalog (:func:`site_catalog_warnings`)
+    and, per English page, one line with the number of them and the catalog line of the
+    first, or the ``po-i18n update`` that adds them (the part of
+    :func:`translation_warnings` the plugin's ``untranslated`` option makes a warning or
+    only a note). A page without a catalog is left to :func:`missing_catalogs`.
 
     Raises:
         po_i18n.catalog.CatalogError: a catalog cannot be read.
     """
-    out: list[str] = []
+    out = site_catalog_warnings(project, language)
     for page in project.pages():
         path = project.catalog_path(language, page)
         shown = path.relative_to(project.root)

@@ -29,25 +29,27 @@ import hashlib
 from collections.abc import Mapping
 
 from . import invisible
+from .safety import difference
 from .markdown_engine import MarkdownEngine
 from .render import RenderResult, render
 from .segment import segment
 from .skeleton import Skeleton, skeleton
 
-__all__ = ["MAX_TOGETHER", "TOGETHER", "TOO_MANY", "clear_caches", "refused_together", "render_checked"]
+__all__ = ["MAX_TOGETHER", "TOGETHER", "TOO_MANY", "clear_caches", "page_change", "refused_together", "render_checked"]
 
-TOGETHER = ("accepted on its own, but together with the other translations of its page it changes the page's "
-            "structure (Python-Markdown reads raw HTML and entities across messages); look for a stray <, & or "
-            "backslash in it or in the messages before it")
+TOGETHER = "accepted on its own, but changes its page together with the page's other translations"
+# The id of a heading without one of its own is made from its text (toc's slugify); the
+# renderer keeps the English id by writing `{ #id }` after a translated heading
+# (po_i18n.anchors), which only attr_list reads: without it, name the remedy.
+_SLUG_HINT = "; translated headings keep the English id only with attr_list: add it to mkdocs.yml's markdown_extensions"
 
 # Each translation refused for what it does together with others costs a bisection (about
 # log2(messages) page renderings, 0.1 to 0.3 s each for a lesson). No sound catalog has
 # one; after this many on one page the rest of the page's translations are refused at
 # once, so no catalog makes a build do more than this many bisections per page.
 MAX_TOGETHER = 8
-TOO_MANY = (f"more than {MAX_TOGETHER} translations of this page change its structure together (Python-Markdown "
-            "reads raw HTML and entities across messages), so the whole page is shown in English; fix the ones "
-            "refused for this reason first, then look for a stray <, & or backslash")
+TOO_MANY = (f"more than {MAX_TOGETHER} translations of this page change it together, so the whole page is shown in "
+            "English; fix the ones refused for changing the page first")
 
 
 _SNIPPETS = "pymdownx.snippets"
@@ -102,7 +104,8 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
             messages shown in English are wrapped the same way on both sides.
 
     Returns:
-        msgid -> one-line reason (:data:`TOGETHER`, then :data:`TOO_MANY` for the rest); ``{}`` when the
+        msgid -> one-line reason (:data:`TOGETHER` followed by what the page's first difference
+        is, :func:`page_change`; then :data:`TOO_MANY` for the rest); ``{}`` when the
         translated page has the English page's skeleton. Never raises on hostile input:
         a rendering that fails counts as a change. The verdict is remembered for the
         same page, the same included files' content and the same translations on it
@@ -132,15 +135,15 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
     same = {m: m for m in msgids if accepted.get(m) == m}  # kept as they are, on both sides
     order = [m for m in msgids if accepted.get(m) not in (None, "", m)]
 
-    def breaks(chosen: list[str]) -> bool:
+    def skeletons(chosen: list[str]) -> tuple[Skeleton | str, Skeleton | str]:
         translated = render(source, {**same, **{m: accepted[m] for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
         english = render(source, {**same, **{m: m for m in chosen}}, fallback_lang=fallback_lang, engine=engine)
         # The site's own engine, as MkDocs renders the page: without Pygments, pymdownx.highlight
         # lays code out differently, and a page's text can end up inside a <pre>.
-        mine, theirs = _skeleton(engine, translated.markdown, included), _skeleton(engine, english.markdown, included)
-        if isinstance(mine, str) or isinstance(theirs, str):
-            return mine != theirs
-        return mine != theirs or bool(invisible.added(theirs.shown, mine.shown))
+        return _skeleton(engine, english.markdown, included), _skeleton(engine, translated.markdown, included)
+
+    def breaks(chosen: list[str]) -> bool:
+        return page_change(*skeletons(chosen), engine) is not None
 
     refused: dict[str, str] = {}
     while order and breaks(order):
@@ -154,9 +157,32 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
                 hi = mid
             else:
                 lo = mid
-        refused[order[hi - 1]] = TOGETHER  # the last of the shortest breaking prefix
+        refused[order[hi - 1]] = f"{TOGETHER}: {page_change(*skeletons(order[:hi]), engine)}"  # the last of the shortest breaking prefix
         del order[hi - 1]
     return tuple(refused.items())
+
+
+def page_change(english: Skeleton | str, translated: Skeleton | str, engine: MarkdownEngine | None = None) -> str | None:
+    """What a page's translation changes, as one clause: the first difference of the two
+    skeletons (:func:`po_i18n.safety.difference`: ``heading id `usage` became
+    `utilisation-usage```, followed, when ``engine`` lacks attr_list, by the remedy), else the first
+    hidden character (:mod:`po_i18n.invisible`) it shows more often, else the error a
+    rendering raised (a str in place of a skeleton); ``None`` when nothing changed."""
+    if isinstance(english, str) or isinstance(translated, str):
+        if english == translated:
+            return None
+        return (f"the page cannot be rendered ({translated})" if isinstance(translated, str)
+                else f"the page renders, where the English page cannot ({english})")
+    clause = difference(english, translated)
+    if clause is not None:
+        if clause.startswith("heading id ") and engine is not None and not engine.has("attr_list"):
+            clause += _SLUG_HINT
+        return clause
+    added = invisible.added(english.shown, translated.shown)
+    if added:
+        char, mine, theirs = added[0]
+        return f"it shows {invisible.describe(char)} {mine} times where the English page shows it {theirs}"
+    return None
 
 
 def render_checked(source: str, table: Mapping[str, str], check, engine: MarkdownEngine,

@@ -68,10 +68,10 @@ from markdown.extensions.footnotes import FootnoteExtension
 from . import invisible
 from .markdown_engine import MarkdownEngine
 from .render import _splice
-from .skeleton import Element, Skeleton, skeleton
+from .skeleton import Element, Skeleton, first_difference, skeleton
 
 __all__ = ["DEFAULT_KIND", "EXTRA_BRACKETS", "GROWTH", "PLAIN_TEXT", "SLACK", "PageCheck", "TranslationCheck", "check_for",
-           "clear_caches", "size_limit"]
+           "clear_caches", "difference", "size_limit"]
 
 DEFAULT_KIND = "paragraph"
 PLAIN_TEXT = "plain text"
@@ -537,6 +537,60 @@ def _describe(tag: str, attrs: tuple[tuple[str, str], ...], text: str) -> str:
     return f"{name} with {shown}" if shown else name
 
 
+def _thing(element: Element) -> str:
+    """An element as a difference names it: ``the link to `x.md```, ``inline code `x```,
+    ``a heading``, ``**bold**``, ``a <span> element``."""
+    values = dict(element.attrs)
+    if element.tag == "a" and "href" in values:
+        return f"the link to `{_short(values['href'])}`"
+    if element.tag == "img":
+        return f"the image `{_short(values.get('src', ''))}`"
+    if element.tag == "code":
+        return f"inline code `{_short(element.text)}`"
+    if element.tag.startswith("/"):
+        return f"a stray end tag <{element.tag}>"
+    if element.tag[:1] == "h" and element.tag[1:].isdigit():
+        return "a heading"
+    return _NAMES.get(element.tag, f"a <{element.tag}> element")
+
+
+def difference(english: Skeleton, translated: Skeleton) -> str | None:
+    """The first real difference between the skeleton of the English and that of its
+    translation (:func:`po_i18n.skeleton.first_difference`), as one short clause:
+    ``heading id `usage` became `utilisation```, ``adds inline code `x```, ``loses the
+    link to `x.md```, ``the <a> href `a.md` became `b.md```, ``moves **bold** into the
+    link to `a.md``` (when both have the same elements); ``None`` when the skeletons are equal."""
+    found = first_difference(english, translated)
+    if found is None:
+        return None
+    old, new, parent = found
+    inline = parent.tag != "#root" and parent.tag not in ("p", "li", "td", "th")
+    where = f" in {_thing(parent)}" if inline else ""
+    moved = english.elements() == translated.elements()  # the same elements: one of them went elsewhere
+    if old is None:
+        return (f"moves {_thing(new)} into {_thing(parent)}" if inline else f"moves {_thing(new)}") if moved \
+            else f"adds {_thing(new)}{where}"
+    if new is None:
+        return (f"moves {_thing(old)} out of {_thing(parent)}" if inline else f"moves {_thing(old)}") if moved \
+            else f"loses {_thing(old)}{where}"
+    if old.tag != new.tag:
+        return f"{_thing(old)} became {_thing(new)}{where}"
+    if old.text != new.text:
+        return f"code `{_short(old.text)}` became `{_short(new.text)}`{where}"
+    before, after = dict(old.attrs), dict(new.attrs)
+    heading = old.tag[:1] == "h" and old.tag[1:].isdigit()
+    for name in dict.fromkeys([*after, *before]):
+        if before.get(name) == after.get(name):
+            continue
+        owner = "heading" if heading else f"the <{old.tag}>"
+        if name not in before:
+            return f"{owner} gains {name} `{_short(after[name], 40)}`" if after[name] else f"{owner} gains {name}"
+        if name not in after:
+            return f"{owner} loses its {name} `{_short(before[name], 40)}`" if before[name] else f"{owner} loses {name}"
+        return f"{owner} {name} `{_short(before[name], 40)}` became `{_short(after[name], 40)}`"
+    return f"changes {_thing(old)}{where}"
+
+
 def _attribute_change(old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]) -> str:
     """``adds class="x"; removes id; id "a" becomes "b"`` for two attribute lists."""
     before, after = dict(old), dict(new)
@@ -619,8 +673,8 @@ def _differences(english: Skeleton, translated: Skeleton, msgid: str, msgstr: st
             out.append(f"adds {_describe(tag, attrs, text)}")
     for tag, attrs, text in sorted(+missing):
         out.append(f"{_describe(tag, attrs, text)} missing")
-    if not out:
-        out.append("changes how the markup is nested (every element must stay inside the one it is in)")
+    if not out:  # the same elements, nested otherwise: say where the first one moved
+        out.append(difference(english, translated) or "changes the markup")
     if len(out) > _MAX_REASONS:
         out[_MAX_REASONS:] = [f"and {len(out) - _MAX_REASONS} more changes to the markup"]
     return out

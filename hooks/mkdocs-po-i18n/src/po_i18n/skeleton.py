@@ -29,6 +29,7 @@ Python-Markdown's list (``markdown.util.BLOCK_LEVEL_ELEMENTS``).
 """
 from __future__ import annotations
 
+import difflib
 import re
 import secrets
 from collections import Counter
@@ -39,7 +40,7 @@ from markdown.util import BLOCK_LEVEL_ELEMENTS
 
 from .invisible import browser_charrefs
 
-__all__ = ["Element", "Skeleton", "skeleton"]
+__all__ = ["Element", "Skeleton", "first_difference", "skeleton"]
 
 # Elements without an end tag (HTML Living Standard, "void elements").
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
@@ -90,6 +91,21 @@ class Element:
             yield child
             yield from child.walk()
 
+    def ordered(self) -> list[tuple[tuple, "Element"]]:
+        """``(key, child)`` for each child, in the order :meth:`key` compares them:
+        blocks in document order, each run of inline elements sorted."""
+        out: list[tuple[tuple, Element]] = []
+        run: list[tuple[tuple, Element]] = []
+        for child in self.children:
+            if child.tag in _BLOCK:
+                out.extend(sorted(run, key=lambda pair: pair[0]))
+                run = []
+                out.append((child.key(), child))
+            else:
+                run.append((child.key(), child))
+        out.extend(sorted(run, key=lambda pair: pair[0]))
+        return out
+
 
 @dataclass
 class Skeleton:
@@ -121,6 +137,42 @@ class Skeleton:
     def codes(self) -> Counter:
         """The text of each ``<code>`` element, counted."""
         return Counter(e.text for e in self.root.walk() if e.tag == "code")
+
+
+def first_difference(old: Skeleton, new: Skeleton) -> tuple[Element | None, Element | None, Element] | None:
+    """Where two skeletons first differ, reading them in the order they are compared
+    (:meth:`Element.ordered`): ``(old element, new element, parent)`` for two elements
+    that differ in their tag, attributes or code text, ``(old element, None, parent)``
+    for an element ``new`` lacks, ``(None, new element, parent)`` for one it adds, where
+    ``parent`` is the element of ``new`` they are in (its ``"#root"`` at the top);
+    ``None`` when the skeletons are equal.
+
+    The children of two elements that are alike are aligned as difflib's
+    ``SequenceMatcher`` aligns their keys; at the first change that is not only deeper
+    down, an element of one side is paired with the first element of the same tag on the
+    other side, when there is one, and the search goes into a pair that differs only in
+    its children.
+    """
+    return _first_difference(old.root, new.root)
+
+
+def _first_difference(old: Element, new: Element) -> tuple[Element | None, Element | None, Element] | None:
+    a, b = old.ordered(), new.ordered()
+    matcher = difflib.SequenceMatcher(None, [k for k, _ in a], [k for k, _ in b], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        mine, theirs = [e for _, e in a[i1:i2]], [e for _, e in b[j1:j2]]
+        for x in mine:  # a pair of the same tag: the change is in it
+            y = next((y for y in theirs if y.tag == x.tag), None)
+            if y is not None:
+                if (x.attrs, x.text) == (y.attrs, y.text):
+                    return _first_difference(x, y) or (x, y, new)
+                return x, y, new
+        if mine and theirs:
+            return mine[0], theirs[0], new
+        return (mine[0], None, new) if mine else (None, theirs[0], new)
+    return None
 
 
 class _Builder(HTMLParser):
