@@ -235,13 +235,13 @@ def test_nothing_is_loaded_from_another_host(server, page, language):
 
 
 def _quiz_strings(language: str) -> dict:
-    """The quick-check strings as the page must show them, from the site catalog."""
+    """The quick-check strings as the page must show them, from the course's catalog."""
     import polib
 
     english = {"check": "Check", "right": "Right.", "wrong": "Not quite: the right answer is now marked."}
     if language == PROJECT.default_language:
         return english
-    catalog = polib.pofile(str(PROJECT.site_catalog_path(language)))
+    catalog = polib.pofile(str(PROJECT.interface_catalog_path(language, "course")))
     return {key: (catalog.find(text).msgstr or text) for key, text in english.items()}
 
 

@@ -40,7 +40,7 @@ from site_server import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
 
-COURSE = [sys.executable, "-m", "coursekit.cli"]
+PO_I18N = [sys.executable, "-m", "po_i18n"]
 FIXTURE = ROOT / "hooks" / "mkdocs-po-i18n" / "example"
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\w+(Error|Exception): ", re.M)
 
@@ -160,7 +160,7 @@ def _unreadable(s: Scene) -> None:
 
 
 def _msgstr_beyond(s: Scene) -> None:
-    s.write(s.text().replace('msgstr[2] "%(count)d рróçéššéš"', f'msgstr[5] "%(count)d {s.token}"', 1))
+    s.write(s.text().replace('msgstr[2] "', f'msgstr[5] "{s.token} ', 1))
 
 
 def _duplicate_header(s: Scene) -> None:
@@ -214,11 +214,10 @@ CASES: dict[str, tuple[str, Callable[[Scene], None], str]] = {
     "plural nested too deep": ("_site.po", _plural("nplurals=3; plural=" + "(" * 30 + "n" + ")" * 30 + ";"), HEADER),
     "plural out of range": ("_site.po", _plural("nplurals=3; plural=n;"), HEADER),
     "plural negative": ("_site.po", _plural("nplurals=3; plural=n-1;"), HEADER),
-    "msgstr[5] beyond nplurals": ("_site.po", _msgstr_beyond, ENTRY),
     "only obsolete entries": ("_site.po", _only_obsolete, HEADER),
-    "NUL byte": ("_site.po", lambda s: s.write(s.text().replace('"Vérífíéd"', f'"Vérífíéd\x00{s.token}"', 1)), REFUSED),
-    "escape sequence": ("_site.po", lambda s: s.write(s.text().replace('"Vérífíéd"', f'"\x1b[2J{s.token}"', 1)), REFUSED),
-    "line separator": ("_site.po", lambda s: s.write(s.text().replace('"Vérífíéd"', f'"Vé\u2028{s.token}"', 1)), REFUSED),
+    "NUL byte": ("_site.po", lambda s: s.write(s.text().replace('"Págé"', f'"Págé\x00{s.token}"', 1)), REFUSED),
+    "escape sequence": ("_site.po", lambda s: s.write(s.text().replace('"Págé"', f'"\x1b[2J{s.token}"', 1)), REFUSED),
+    "line separator": ("_site.po", lambda s: s.write(s.text().replace('"Págé"', f'"Pá\u2028{s.token}"', 1)), REFUSED),
     "a line of plain text": ("_site.po", lambda s: s.write(f"{s.token}=hunter2\n" + s.text()), REFUSED),
     "binary garbage": ("_site.po", lambda s: s.target.write_bytes(b"\x7fELF\x02\x01\x01\x00" + s.token.encode() + bytes(range(256))), REFUSED),
     "50 MB": ("_site.po", _big, REFUSED),
@@ -253,7 +252,7 @@ def _serve(config: Path, cwd: Path, language: str, wrap: list[str]) -> tuple[Run
     (or the command ended first), stopped with Ctrl-C; returns its run and the page's
     HTTP status (``None``: it never answered)."""
     port = free_port()
-    proc = subprocess.Popen([*wrap, *COURSE, "--config", str(config), "serve", "--lang", language, "-a", f"127.0.0.1:{port}"],
+    proc = subprocess.Popen([*wrap, *PO_I18N, "--config", str(config), "serve", "--lang", language, "-a", f"127.0.0.1:{port}"],
                             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                             env={**MKDOCS_ENV, "SITE_URL": f"http://127.0.0.1:{port}/"}, start_new_session=True)
     status = None
@@ -363,12 +362,12 @@ def _check_case(kind: str, name: str, catalog: str, plant: Callable[[Scene], Non
         outside_before = _snapshot(scene.outside)
         cwd = scene.root
 
-        check = _run([*COURSE, "--config", str(config), "check"], cwd, wrap)
+        check = _run([*PO_I18N, "--config", str(config), "check"], cwd, wrap)
         _assert_clean(check, scene, "po-i18n check")
         assert check.status not in (0, None), f"po-i18n check found nothing\n{check.output}"
 
         before = _snapshot(scene.root, skip="i18n")
-        update = _run([*COURSE, "--config", str(config), "update"], cwd, wrap)
+        update = _run([*PO_I18N, "--config", str(config), "update"], cwd, wrap)
         _assert_clean(update, scene, "po-i18n update")
         assert _snapshot(scene.root, skip="i18n") == before, "po-i18n update wrote outside i18n/"
         assert _snapshot(scene.outside) == outside_before, "po-i18n update wrote outside the project"
@@ -405,10 +404,12 @@ def test_a_damaged_catalog_is_one_line_in_every_command(name):
 
 
 COURSE_CASES: dict[str, tuple[str, Callable[[Scene], None], str]] = {
-    # the badges say "2 processes", "1 node": the plural rule is evaluated in the build
-    "division by zero at n=2": ("_site.po", _plural("nplurals=3; plural=n%(n-2) ? 1 : 2;"), HEADER),
-    "plural out of range": ("_site.po", _plural("nplurals=3; plural=n;"), HEADER),
-    "no charset": ("_site.po", lambda s: s.header("Content-Type:", '"Content-Type: text/plain\\n"\n'), HEADER),
+    # the badges say "2 processes", "1 node" (the course's own strings): the plural rule is
+    # evaluated in the build; the engine's own strings have no plural, so the example has none
+    "division by zero at n=2": ("_course.po", _plural("nplurals=3; plural=n%(n-2) ? 1 : 2;"), HEADER),
+    "plural out of range": ("_course.po", _plural("nplurals=3; plural=n;"), HEADER),
+    "no charset": ("_course.po", lambda s: s.header("Content-Type:", '"Content-Type: text/plain\\n"\n'), HEADER),
+    "msgstr[5] beyond nplurals": ("_course.po", _msgstr_beyond, ENTRY),
     "page catalog links outside": ("ddp-basics.po", _link(Scene.secret_catalog), REFUSED),
     "page catalog is a dangling link": ("ddp-basics.po", _link(lambda s: s.outside / "created-by-update.po"), REFUSED),
 }

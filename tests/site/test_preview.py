@@ -110,7 +110,7 @@ def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(
 
 
 def test_a_preview_of_some_languages_warns_about_those_only(tmp_path):
-    """``course serve --lang sv`` builds English and Swedish: a problem of a Russian catalog
+    """``po-i18n serve --lang sv`` builds English and Swedish: a problem of a Russian catalog
     is not the Swedish translator's to see, while the same problem in Swedish is named."""
     import polib
 
@@ -120,7 +120,7 @@ def test_a_preview_of_some_languages_warns_about_those_only(tmp_path):
         catalog = polib.pofile(str(path), wrapwidth=79)
         next(e for e in catalog if e.msgid and e.msgstr).msgstr = ""
         catalog.save(str(path))
-    env = {**MKDOCS_ENV, "COURSE_PREVIEW_LANGUAGES": "sv"}
+    env = {**MKDOCS_ENV, "PO_I18N_PREVIEW_LANGUAGES": "sv"}
     proc = subprocess.run([*MKDOCS, "build"], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "index.md: 1 of " in proc.stderr and "in 'sv' and are shown in English" in proc.stderr, proc.stderr
