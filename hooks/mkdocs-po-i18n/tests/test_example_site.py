@@ -88,3 +88,12 @@ def test_syntax_the_site_does_not_enable_is_a_build_warning_and_a_check_line(tmp
     assert re.search(r"^WARNING +- +" + re.escape(expected) + "$", proc.stderr, re.M), proc.stderr
     assert cli.main(["--config", str(config), "check"]) == 1
     assert expected in capsys.readouterr().out.splitlines()
+
+
+def test_navigation_titles_from_mkdocs_yml_are_translated(built):
+    """``- Home: index.md`` and the section ``- Guide:`` are messages of ``_site.po`` and
+    show translated in the French navigation, nowhere in English."""
+    page = BeautifulSoup((built / "fr" / "index.html").read_text(encoding="utf-8"), "html.parser")
+    labels = {link.get_text(strip=True) for link in page.select("nav.md-nav--primary .md-nav__link")}
+    assert {pseudo("Home"), pseudo("Guide")} <= labels, labels
+    assert not {"Home", "Guide"} & labels, labels

@@ -9,7 +9,7 @@ from . import catalog_file
 from .project import SITE_DOMAIN, Project
 from .segment import segment
 
-__all__ = ["interface_kinds", "interface_messages", "page_messages", "site_messages", "update", "UpdateReport", "SITE_CONFIG_KEYS"]
+__all__ = ["interface_kinds", "interface_messages", "page_messages", "site_messages", "nav_titles", "update", "UpdateReport", "SITE_CONFIG_KEYS"]
 
 # mkdocs.yml values shown on every page, translated through i18n/<lang>/_site.po.
 SITE_CONFIG_KEYS = {
@@ -17,6 +17,30 @@ SITE_CONFIG_KEYS = {
     "site_description": "site description (search engines, link previews)",
 }
 
+NAV_COMMENT = "navigation title (mkdocs.yml nav)"
+
+
+def nav_titles(nav) -> list[str]:
+    """The titles mkdocs.yml's ``nav`` gives in words (``- Home: index.md``, a section
+    ``- Guide: [...]``), in order, each once; entries without a title (``- index.md``)
+    take the page's first heading, which the page's catalog translates.
+
+    Args:
+        nav: the ``nav`` value of mkdocs.yml (a list of strings and one-key mappings), or None.
+    """
+    found: list[str] = []
+
+    def walk(items) -> None:
+        for item in items or []:
+            if isinstance(item, dict):
+                for title, value in item.items():
+                    if isinstance(title, str) and title not in found:
+                        found.append(title)
+                    if isinstance(value, list):
+                        walk(value)
+
+    walk(nav if isinstance(nav, list) else [])
+    return found
 
 
 def page_messages(project: Project, page: Path) -> list[po.Message]:
@@ -47,7 +71,8 @@ def interface_messages(project: Project, domain: str = SITE_DOMAIN) -> list[po.M
         po.Message(str(project.config[key]), comment, "mkdocs.yml")
         for key, comment in SITE_CONFIG_KEYS.items()
         if project.config.get(key)
-    ] if domain == SITE_DOMAIN else []
+    ] + [po.Message(title, NAV_COMMENT, "mkdocs.yml") for title in nav_titles(project.config.get("nav"))] \
+        if domain == SITE_DOMAIN else []
     reference = "po-i18n" if domain == SITE_DOMAIN else str(project.options["interface_strings"][domain]).partition(":")[0]
     messages += [po.Message(s.msgid, s.comment, reference, s.plural, s.flags) for s in project.interface_strings[domain]]
     return messages
@@ -65,6 +90,8 @@ def interface_kinds(project: Project, domain: str = SITE_DOMAIN) -> dict[str, st
     plural string is keyed too."""
     kinds = {str(project.config[key]): "plain text" for key in SITE_CONFIG_KEYS if project.config.get(key)} \
         if domain == SITE_DOMAIN else {}
+    if domain == SITE_DOMAIN:  # written into the navigation and window title as they are
+        kinds.update((title, "plain text") for title in nav_titles(project.config.get("nav")))
     for s in project.interface_strings[domain]:
         kinds.setdefault(s.msgid, s.kind)
         if s.plural:

@@ -26,7 +26,7 @@ from . import catalog as po
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
 from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
-from .extract import SITE_CONFIG_KEYS
+from .extract import SITE_CONFIG_KEYS, nav_titles
 from .interface import PERMALINK
 from .notice import with_notice
 from .page_guard import render_checked
@@ -98,6 +98,29 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         return config
 
     on_config = CombinedEvent(_preview_languages, _translate_config)
+
+    @event_priority(-110)  # after mkdocs-static-i18n's on_nav (-100) has built the language's navigation
+    def on_nav(self, nav, config, files):
+        """Translate the navigation titles mkdocs.yml gives in words (``- Home: index.md``,
+        sections), from ``_site.po``; a title whose translation is missing or refused stays
+        English. (mkdocs-static-i18n's own ``nav_translations`` still applies first.)"""
+        language, default = language_of(config)
+        if language == default:
+            return nav
+        project = project_of(config)
+        path = project.site_catalog_path(language)
+        refused = refused_messages(project, path, check_of(config))
+        table = {k: v for k, v in po.translations(po.load_cached(path)).items() if k not in refused}
+        titles = set(nav_titles(project.config.get("nav")))
+
+        def walk(items) -> None:
+            for item in items:
+                if item.title in titles and item.title in table:
+                    item.title = table[item.title]
+                walk(getattr(item, "children", None) or [])
+
+        walk(nav.items)
+        return nav
 
     def on_pre_build(self, config):
         """Check every built translation's catalogs once, while the default language builds
