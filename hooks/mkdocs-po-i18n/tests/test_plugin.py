@@ -130,3 +130,15 @@ def test_po_i18n_check_says_the_same_as_the_build_about_attr_list(tmp_path):
     assert proc.stdout.splitlines()[0] == ("po-i18n: translated headings keep their English anchors as '{ #id }' attribute "
                                            "lists, which need the attr_list extension: add '- attr_list' under "
                                            "markdown_extensions in mkdocs.yml")
+
+
+@pytest.mark.parametrize("setting, says", [("fail", "refused by mkdocs build --strict"),
+                                           ("warn", "published in English by mkdocs build --strict (untranslated: warn)")])
+def test_po_i18n_check_says_what_the_strict_build_does_with_untranslated_messages(tmp_path, setting, says):
+    root = _site(tmp_path, plugin=f"  - po-i18n:\n      untranslated: {setting}\n")
+    assert _run(root, sys.executable, "-m", "po_i18n", "update").returncode == 0
+    proc = _run(root, sys.executable, "-m", "po_i18n", "check")
+    assert proc.returncode == 0, proc.stdout
+    assert f"not yet translated, shown in English and {says}: i18n/fr/" in proc.stdout, proc.stdout
+    strict = _run(root, *MKDOCS, "build", "--strict")
+    assert (strict.returncode == 0) == (setting == "warn"), strict.stderr
