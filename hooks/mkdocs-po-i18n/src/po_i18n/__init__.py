@@ -22,6 +22,7 @@ The MkDocs plugin (:mod:`po_i18n.plugin`, ``plugins: - po-i18n``) and the comman
 * :mod:`po_i18n.interface`       -- interface strings (notices, status page) and their catalogs;
 * :mod:`po_i18n.notice`          -- the incomplete-translation notice;
 * :mod:`po_i18n.status_page`     -- the generated translation status page;
+* :mod:`po_i18n.search`          -- one search index per language, and its worker (Material);
 * :mod:`po_i18n.project`         -- where pages, catalogs and languages are (mkdocs.yml);
 * :mod:`po_i18n.build_context`   -- the project and language an MkDocs build is on;
 * :mod:`po_i18n.filecache`       -- values computed from files, kept until they change;

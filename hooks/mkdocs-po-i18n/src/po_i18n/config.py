@@ -34,6 +34,12 @@ class PoI18nConfig(base.Config):
       :class:`po_i18n.interface.UIString`), each translated in ``_<name>.po``.
     * ``translator_guide`` (none): where your translators' guide is (a path or URL); new
       catalogs' headers and every refused translation's remedy point there.
+    * ``search_per_language`` (``true``): with the Material theme and its search plugin,
+      each language gets its own search index (``<locale>/search/search_index.json``, split
+      from mkdocs-static-i18n's merged one) with Material's pipeline for that language, and
+      a search worker (``assets/javascripts/workers/po-i18n-search.js``) that treats a query
+      as the indexed text is treated (Japanese segmented, Turkish lower-cased the Turkish
+      way): :mod:`po_i18n.search`. Another theme or no search plugin: nothing changes.
     """
 
     catalogs = c.Type(str, default="i18n")
@@ -42,3 +48,4 @@ class PoI18nConfig(base.Config):
     status_page = c.Optional(c.Type(str))
     interface_strings = c.Type(dict, default={})
     translator_guide = c.Optional(c.Type(str))
+    search_per_language = c.Type(bool, default=True)

@@ -5,12 +5,15 @@ and :func:`po_i18n.page_guard.render_checked` are pure functions of a page, a ca
 mapping and a Markdown engine). It needs mkdocs-static-i18n (``docs_structure: suffix``),
 which builds each language with its own config; this plugin, listed after it, gives each
 language's build its pages, site name and description, heading permalink titles and, if
-wanted, a status page. Warnings go to the ``mkdocs.plugins.po_i18n`` logger, so
+wanted, a status page; with Material's search, one search index per language
+(:mod:`po_i18n.search`). Warnings go to the ``mkdocs.plugins.po_i18n`` logger, so
 ``mkdocs build --strict`` counts them (even under ``-q``).
 
 Event order (MkDocs 1.6, ``mkdocs/plugins.py``): mkdocs-static-i18n's ``on_config`` runs at
 priority -100; the preview of some languages must change its config before that (50), and
-the translation must read the language it set up after it (-110).
+the translation must read the language it set up after it (-110). The per-language search
+indexes are split at -200, after mkdocs-static-i18n's ``on_post_build`` has written the
+merged one.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File
 
 from . import catalog as po
+from . import search
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
 from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
@@ -149,7 +153,10 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
 
     @event_priority(-120)  # after mkdocs-static-i18n, which only handles files from docs_dir
     def on_files(self, files, config):
-        """Add the generated translation status page under the language being built."""
+        """Add the generated translation status page under the language being built, and
+        with per-language search the search worker, beside Material's at the site root
+        (the same file for every language: Material's worker and its lunr languages lie
+        there only)."""
         uri = self.config.status_page
         if uri and files.get_file_from_path(uri) is None:
             language, default = language_of(config)
@@ -157,6 +164,11 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             if language != default:
                 page.dest_uri = f"{language}/{page.dest_uri}"
             files.append(page)
+        if self._search_per_language(config):
+            existing = files.get_file_from_path(search.WORKER_URI)
+            if existing is not None:
+                files.remove(existing)
+            files.append(File.generated(config, search.WORKER_URI, content=search.worker_source()))
         return files
 
     def on_page_markdown(self, markdown, page, config, files):
@@ -177,6 +189,34 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
             return with_notice(result.markdown, 0 if catalog is None else result.percent, url, interface_of(config), default)
         return result.markdown
+
+    def _search_per_language(self, config) -> bool:
+        """Whether the option is on and the build has Material's search (:func:`po_i18n.search.applies`)."""
+        return self.config.search_per_language and search.applies(config)
+
+    @event_priority(-200)  # after other plugins' changes to the page
+    def on_post_page(self, output, page, config):
+        """Point a page's search at its language's index and at the plugin's search worker."""
+        if not self._search_per_language(config):
+            return output
+        return search.rewrite_config(output, *language_of(config))
+
+    @event_priority(-200)
+    def on_post_template(self, output_content, template_name, config):
+        """The same for the theme's static pages (the 404 page of each language)."""
+        if not template_name.endswith(".html") or not self._search_per_language(config):
+            return output_content
+        return search.rewrite_config(output_content, *language_of(config))
+
+    @event_priority(-200)  # after mkdocs-static-i18n has written the merged index
+    def on_post_build(self, config):
+        """Split the merged search index into one index per language (only once, after the
+        last language is built)."""
+        plugin = i18n_plugin(config)
+        if plugin is None or plugin.building or not self._search_per_language(config):
+            return
+        search.write_language_indexes(config.site_dir, list(plugin.build_languages), plugin.default_language,
+                                      config.theme.get_env())
 
     def on_serve(self, server, config, builder):
         """Rebuild when a catalog changes, not only docs/."""

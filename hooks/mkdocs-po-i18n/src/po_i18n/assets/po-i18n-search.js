@@ -1,11 +1,12 @@
-// The course's search worker: Material's own worker with two changes to how text becomes
-// search terms, so that a query is cut and lower-cased exactly as the indexed text is.
+// The po-i18n plugin's search worker: Material's own worker with two changes to how text
+// becomes search terms, so that a query is cut and lower-cased exactly as the indexed text is.
 //
 // Material lets a site bring its own worker (its __config "search" URL, integrations/
-// search/worker/_/index.ts); hooks/search_per_language.py points every page at this file
-// and names Material's worker in "?worker=". It must sit in Material's worker folder:
-// Material's worker loads its language support from "../lunr/", resolved against the URL
-// of the worker that runs, which is this file.
+// search/worker/_/index.ts); the po-i18n plugin (po_i18n/search.py, option
+// search_per_language) adds this file to the site, points every page at it and names
+// Material's worker in "?worker=". It must sit in Material's worker folder: Material's
+// worker loads its language support from "../lunr/", resolved against the URL of the
+// worker that runs, which is this file.
 //
 // 1. Lower-casing in the index's language. lunr and Material's tokenizer call the
 //    locale-free String.prototype.toLowerCase, on the indexed text and on the query alike:
@@ -28,7 +29,7 @@
   "use strict";
   var material = new URL(self.location.href).searchParams.get("worker") || "";
   if (!/^search\.[0-9a-f]+\.min\.js$/.test(material)) {  // only a file of Material's, from this folder
-    throw new Error("course-search.js: '?worker=" + material + "' is not Material's search worker");
+    throw new Error("po-i18n-search.js (po-i18n plugin): '?worker=" + material + "' is not Material's search worker");
   }
   var SETUP = 0, QUERY = 2;  // Material's SearchMessageType (integrations/search/worker/message)
 
