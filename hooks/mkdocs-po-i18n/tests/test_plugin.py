@@ -138,7 +138,21 @@ def test_po_i18n_check_says_what_the_strict_build_does_with_untranslated_message
     root = _site(tmp_path, plugin=f"  - po-i18n:\n      untranslated: {setting}\n")
     assert _run(root, sys.executable, "-m", "po_i18n", "update").returncode == 0
     proc = _run(root, sys.executable, "-m", "po_i18n", "check")
-    assert proc.returncode == 0, proc.stdout
     assert f"not yet translated, shown in English and {says}: i18n/fr/" in proc.stdout, proc.stdout
     strict = _run(root, *MKDOCS, "build", "--strict")
-    assert (strict.returncode == 0) == (setting == "warn"), strict.stderr
+    assert (strict.returncode == 0) == (setting == "warn") == (proc.returncode == 0), (strict.stderr, proc.stdout)
+
+
+def test_po_i18n_check_names_english_added_since_the_last_update(tmp_path):
+    """A new English paragraph is in no catalog until po-i18n update: check says so, as the
+    build does, and fails as the strict build does (found by a fresh adopter)."""
+    root = _site(tmp_path)
+    _translate(root)
+    assert _run(root, sys.executable, "-m", "po_i18n", "check").returncode == 0
+    page = root / "docs" / "index.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nA sentence no catalog holds yet.\n", encoding="utf-8")
+    proc = _run(root, sys.executable, "-m", "po_i18n", "check")
+    assert proc.returncode == 1
+    assert ("index.md: 1 of 5 messages are untranslated or fuzzy in 'fr' and are shown in English; add the new ones "
+            "with: po-i18n update --lang fr, then translate them in i18n/fr/index.po") in proc.stdout.splitlines(), proc.stdout
+    assert _run(root, *MKDOCS, "build", "--strict").returncode == 1

@@ -14,7 +14,7 @@ from mkdocs.exceptions import ConfigurationError
 
 from . import catalog as po
 from .catalog import CatalogError
-from .check import check_project, config_problems, page_warnings, project_check, refused_messages
+from .check import check_project, config_problems, pending_warnings, page_warnings, project_check, refused_messages
 from .extract import update
 from .project import Project, ProjectError
 from .stats import CatalogStats, catalog_stats
@@ -82,15 +82,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     found = config_problems(project) + page_warnings(project) + found
     for line in found:
         print(line)
-    if not found:
-        print("all catalogs are valid")
-        pending = [f"{path.relative_to(project.root)} ({st.fuzzy} fuzzy, {st.untranslated} untranslated)"
-                   for _, path, st in _stats(project, args) if st is not None and (st.fuzzy or st.untranslated)]
-        if pending:  # valid, but not finished: say so, since mkdocs build --strict fails on it
-            strict = ("refused by mkdocs build --strict" if project.options.get("untranslated", "fail") == "fail"
-                      else "published in English by mkdocs build --strict (untranslated: warn)")
-            print(f"not yet translated, shown in English and {strict}: {'; '.join(pending)}")
-    return 1 if found else 0
+    if found:
+        return 1
+    print("all catalogs are valid")
+    # valid, but not finished: the lines the build prints for it (new English included,
+    # which no catalog holds before po-i18n update), and what the strict build does with it
+    shown_in_english = [line for language in _languages(project, args) or project.languages
+                        for line in pending_warnings(project, language)]
+    for line in shown_in_english:
+        print(line)
+    pending = [f"{path.relative_to(project.root)} ({st.fuzzy} fuzzy, {st.untranslated} untranslated)"
+               for _, path, st in _stats(project, args) if st is not None and (st.fuzzy or st.untranslated)]
+    fail = project.options.get("untranslated", "fail") == "fail"
+    if pending:
+        strict = "refused by mkdocs build --strict" if fail else "published in English by mkdocs build --strict (untranslated: warn)"
+        print(f"not yet translated, shown in English and {strict}: {'; '.join(pending)}")
+    return 1 if fail and shown_in_english else 0
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -134,8 +141,11 @@ def build_parser(prog: str = "po-i18n") -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_stats)
 
     p = sub.add_parser("check", help="validate every catalog: syntax, headers, msgids, safety of translations",
-                       description="Validate catalogs and print one 'file:line: problem' line per problem; "
-                                   "exit status 1 if there is any.")
+                       description="Validate catalogs and print one 'file:line: problem' line per problem, then the "
+                                   "messages shown in English (untranslated, fuzzy, or new in English since the last "
+                                   "update); exit status 1 if there is a problem, or messages shown in English under "
+                                   "the plugin's 'untranslated: fail' (the default): exactly when mkdocs build --strict "
+                                   "fails on the catalogs.")
     p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
     p.add_argument("--msgfmt", action="store_true", help="also run GNU 'msgfmt --check' on each catalog")
     p.set_defaults(func=_cmd_check)
