@@ -14,3 +14,21 @@ def test_the_course_engine_agrees_on_the_syntax_it_enables():
             "/// details | Q?\n    type: quiz\n\n- [ ] Wrong.\n- [x] Right.\n\nWhy.\n///\n\n"
             '/// tab | First\nOne.\n///\n\n!!! note "Literal"\n    text\n')
     check(page, engine, raw_words=RAW_WORDS)
+
+
+def test_the_benchs_plain_floor_is_mkdocs_material_and_static_i18n_alone(tmp_path):
+    """``course bench``'s build floor: the course's mkdocs.yml without its hooks and
+    without the po-i18n plugin (what the build costs without the engine)."""
+    import shutil
+
+    import yaml
+
+    from coursekit.bench import _without_hooks
+
+    shutil.copy(ROOT / "mkdocs.yml", tmp_path / "mkdocs.yml")
+    text = _without_hooks(tmp_path / "mkdocs.yml").read_text(encoding="utf-8")
+    config = yaml.load(text.replace("!ENV", "").replace("!relative", ""), Loader=yaml.SafeLoader)
+    assert config["hooks"] == []
+    names = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]
+    assert names == ["search", "i18n"]
+    assert "translation-status.md" not in config["nav"]
