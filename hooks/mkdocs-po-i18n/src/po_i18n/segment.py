@@ -28,6 +28,20 @@ those rules are already applied:
 * a container that ends on a non-blank line, a definition term and a callout's marker
   line end the message before them, as they end the paragraph in the engine; an
   attribute list on a block's last line (``{ .annotate }``) is markup, not text.
+* block quotes lose their ``>`` prefixes level by level, as Python-Markdown's
+  ``BlockQuoteProcessor`` strips them, so a callout, a ``///`` block or a ``> [!note]``
+  inside a quote is read as a container; each open container remembers the quote depth
+  it was opened at, and a quote's content is a chunk of its own;
+* leading tabs count as the engine expands them (4-column stops, ``markdown/core.py``),
+  while the spans still point into the source's bytes;
+* raw HTML as the engine's own preprocessor finds it (:mod:`po_i18n.html_blocks`: whole
+  raw blocks and comments, the tags of ``markdown`` elements of md_in_html) is blanked
+  and splits paragraphs there; the Markdown inside ``<div markdown>`` is read as Markdown;
+* a list marker right under paragraph text, and ``1)`` without fancylists, are text, as
+  in Python-Markdown;
+* an admonition without a title gets its default title (``!!! note`` shows "Note",
+  read back from the engine's own rendering) as a message, which the renderer writes
+  as an explicit title in the page's syntax when it is translated.
 
 Syntax the site does not enable (``??? tip`` without pymdownx.details) is plain text,
 as the engine renders it, and :func:`syntax_warnings` says so.
