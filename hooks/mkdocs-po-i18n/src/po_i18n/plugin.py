@@ -42,6 +42,19 @@ log = logging.getLogger("mkdocs.plugins.po_i18n")
 PREVIEW_VARIABLE = "PO_I18N_PREVIEW_LANGUAGES"  # set by ``po-i18n serve --lang``
 
 
+def _site_translations(config) -> dict[str, str]:
+    """``_site.po``'s usable translations in the language being built, ``{msgid: msgstr}``
+    (empty for the default language): those the safety check refuses are left out, so
+    they show in English (on_pre_build warns about them)."""
+    language, default = language_of(config)
+    if language == default:
+        return {}
+    project = project_of(config)
+    path = project.site_catalog_path(language)
+    refused = refused_messages(project, path, check_of(config))
+    return {k: v for k, v in po.translations(po.load_cached(path)).items() if k not in refused}
+
+
 class PoI18nPlugin(BasePlugin[PoI18nConfig]):
     """``plugins: [search, i18n: {...}, po-i18n: {...}]``; options: :class:`po_i18n.config.PoI18nConfig`."""
 
@@ -85,13 +98,8 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             # mkdocs build -q sets the mkdocs logger to ERROR (mkdocs/__main__.py, quiet_option); without this a
             # warning never reaches the strict-mode counter on that logger and a broken translation is published
             logging.getLogger("mkdocs.plugins").setLevel(logging.WARNING)
-        language, default = language_of(config)
         project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
-        table = {}
-        if language != default:
-            path = project.site_catalog_path(language)
-            refused = refused_messages(project, path, check_of(config))  # on_pre_build warns about them
-            table = {k: v for k, v in po.translations(po.load_cached(path)).items() if k not in refused}
+        table = _site_translations(config)
         for key in SITE_CONFIG_KEYS:
             english = project.config.get(key)
             if english:
@@ -108,14 +116,10 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         """Translate the navigation titles mkdocs.yml gives in words (``- Home: index.md``,
         sections), from ``_site.po``; a title whose translation is missing or refused stays
         English. (mkdocs-static-i18n's own ``nav_translations`` still applies first.)"""
-        language, default = language_of(config)
-        if language == default:
+        table = _site_translations(config)
+        if not table:
             return nav
-        project = project_of(config)
-        path = project.site_catalog_path(language)
-        refused = refused_messages(project, path, check_of(config))
-        table = {k: v for k, v in po.translations(po.load_cached(path)).items() if k not in refused}
-        titles = set(nav_titles(project.config.get("nav")))
+        titles = set(nav_titles(project_of(config).config.get("nav")))
 
         def walk(items) -> None:
             for item in items:

@@ -6,6 +6,7 @@ with the same defaults the plugin has.
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from dataclasses import dataclass, field
@@ -115,7 +116,7 @@ class Project:
             options=options,
         )
 
-    @property
+    @functools.cached_property  # imported once per Project (Project.load is cached per mkdocs.yml)
     def interface_strings(self) -> dict[str, tuple]:
         """The interface-string domains: ``{"site": the engine's strings}`` and, for each
         entry ``name: "module:attribute"`` of the plugin's ``interface_strings`` option, the
