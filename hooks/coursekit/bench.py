@@ -106,16 +106,24 @@ def _without_hooks(config_file: Path) -> Path:
     return plain
 
 
+VERDICT_CACHE = Path(".cache/plugin/po-i18n")  # the po-i18n plugin's default cache_dir
+
+
 def bench_build(project: Path, repeat: int) -> dict:
-    """Hook overhead: the full build with and without the project's hooks, interleaved."""
+    """Hook overhead: the full build with the project's hooks, cold (the po-i18n plugin's
+    verdict cache removed first: a fresh clone) and warm (the cache the previous build
+    left), and without them, interleaved."""
     plain = _without_hooks(project / "mkdocs.yml")
-    hooked, bare = [], []
+    cold, warm, bare = [], [], []
     for _ in range(repeat):
-        for config, out in ((project / "mkdocs.yml", hooked), (plain, bare)):
+        for config, out in ((project / "mkdocs.yml", cold), (project / "mkdocs.yml", warm), (plain, bare)):
+            if out is cold:
+                shutil.rmtree(project / VERDICT_CACHE, ignore_errors=True)
             wall, _ = _timed([PYTHON, "-m", "mkdocs", "build", "-q", "-f", str(config), "-d", str(project / "site-bench")], project)
             out.append(wall)
-    return {"with_hooks_s": _stat(hooked), "without_hooks_s": _stat(bare),
-            "overhead_ratio": min(hooked) / min(bare), "aim_ratio": 1.15}
+    return {"cold_s": _stat(cold), "warm_s": _stat(warm), "without_hooks_s": _stat(bare),
+            "cold_ratio": min(cold) / min(bare), "warm_ratio": min(warm) / min(bare),
+            "aim_cold_ratio": 1.5, "aim_warm_ratio": 1.15}
 
 
 def bench_render(project: Path, repeat: int) -> dict:
@@ -440,9 +448,11 @@ def _table(results: dict) -> str:
     rows = [("figure", "min", "median", "note")]
     b = results.get("build")
     if b:
-        rows.append(("build, 5 languages, with hooks (s)", f"{b['with_hooks_s']['min']:.2f}", f"{b['with_hooks_s']['median']:.2f}", ""))
+        rows.append(("build, 5 languages, hooks, cold cache (s)", f"{b['cold_s']['min']:.2f}", f"{b['cold_s']['median']:.2f}", ""))
+        rows.append(("build, 5 languages, hooks, warm cache (s)", f"{b['warm_s']['min']:.2f}", f"{b['warm_s']['median']:.2f}", ""))
         rows.append(("build, same pages, hooks off (s)", f"{b['without_hooks_s']['min']:.2f}", f"{b['without_hooks_s']['median']:.2f}", ""))
-        rows.append(("hook overhead (ratio of minima)", f"{b['overhead_ratio']:.3f}", "", f"aim <= {b['aim_ratio']}"))
+        rows.append(("hook overhead, cold (ratio of minima)", f"{b['cold_ratio']:.3f}", "", f"aim <= {b['aim_cold_ratio']}"))
+        rows.append(("hook overhead, warm (ratio of minima)", f"{b['warm_ratio']:.3f}", "", f"aim <= {b['aim_warm_ratio']}"))
     r = results.get("render")
     if r:
         rows.append((f"render() per page ({r['pages']} pages) (ms)", f"{1000 * r['per_page_s']['min']:.2f}", f"{1000 * r['per_page_s']['median']:.2f}", ""))

@@ -27,6 +27,7 @@ from . import catalog as po
 from . import catalog_file
 from .catalog_header import header_problems
 from .extract import interface_kinds, interface_messages, page_messages
+from .includes import included
 from .markdown_engine import engine_for
 from .page_guard import refused_together
 from .project import Project
@@ -224,11 +225,24 @@ def refused_messages(project: Project, path: Path, checker: TranslationCheck | N
     catalog = po.load_cached(path)
     if catalog is None:
         return {}
+    checker = checker or project_check(project)
+    # A build asks once per language for its config and navigation and once per status
+    # page for every catalog: the answer stands while the catalog (the object load_cached
+    # keeps while the file is unchanged), its page and what the page includes do.
+    english = _english(project, path)
+    depends = (catalog, english, included(checker.engine, english[0]))
+    hit = _refused.get((path, checker))
+    if hit is not None and hit[0][0] is depends[0] and hit[0][1:] == depends[1:]:
+        return dict(hit[1])
     out: dict[str, str] = {}
-    for entry, _, _, _, reasons in judged(project, path, catalog, checker or project_check(project)):
+    for entry, _, _, _, reasons in judged(project, path, catalog, checker):
         if reasons:
             out[entry.msgid] = "; ".join(filter(None, (out.get(entry.msgid), *reasons)))
-    return out
+    _refused[(path, checker)] = (depends, out)
+    return dict(out)
+
+
+_refused: dict[tuple[Path, TranslationCheck], tuple[tuple, dict[str, str]]] = {}
 
 
 def missing_catalogs(project: Project, language: str) -> list[str]:

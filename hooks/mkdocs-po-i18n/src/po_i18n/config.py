@@ -40,6 +40,10 @@ class PoI18nConfig(base.Config):
       a search worker (``assets/javascripts/workers/po-i18n-search.js``) that treats a query
       as the indexed text is treated (Japanese segmented, Turkish lower-cased the Turkish
       way): :mod:`po_i18n.search`. Another theme or no search plugin: nothing changes.
+    * ``cache`` (``true``) and ``cache_dir`` (``.cache/plugin/po-i18n``, relative to
+      mkdocs.yml): the safety check's verdicts are kept in ``<cache_dir>/verdicts.json``
+      and reused by the next build while nothing they depend on changed
+      (:mod:`po_i18n.verdicts`); a build gives the same pages and warnings either way.
     """
 
     catalogs = c.Type(str, default="i18n")
@@ -49,3 +53,5 @@ class PoI18nConfig(base.Config):
     interface_strings = c.Type(dict, default={})
     translator_guide = c.Optional(c.Type(str))
     search_per_language = c.Type(bool, default=True)
+    cache = c.Type(bool, default=True)
+    cache_dir = c.Type(str, default=".cache/plugin/po-i18n")

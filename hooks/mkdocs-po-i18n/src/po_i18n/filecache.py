@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-__all__ = ["StatCache"]
+__all__ = ["StatCache", "stamps"]
 
 T = TypeVar("T")
 
 
-def _stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
+def stamps(files: tuple[Path, ...]) -> tuple[tuple[int, int] | None, ...]:
     """``(st_mtime_ns, st_size)`` of each file, ``None`` for one that is gone."""
     out = []
     for path in files:
@@ -45,12 +45,12 @@ class StatCache(Generic[T]):
 
     def __call__(self, path: Path) -> T:
         hit = self._hits.get(path)
-        if hit is not None and _stamps(hit[2]) == hit[0]:
+        if hit is not None and stamps(hit[2]) == hit[0]:
             return hit[1]
         files = (path,)
-        before = _stamps(files)
+        before = stamps(files)
         value = self._compute(path)
         files = tuple(dict.fromkeys((path, *self._sources(path, value))))
-        stamps = before + _stamps(files[1:])  # the path as it was when it was read
-        self._hits[path] = (stamps, value, files)
+        stamped = before + stamps(files[1:])  # the path as it was when it was read
+        self._hits[path] = (stamped, value, files)
         return value

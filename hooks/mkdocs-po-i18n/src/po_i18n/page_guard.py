@@ -25,10 +25,11 @@ refused at once (:data:`TOO_MANY`): the work stays bounded whatever the catalog 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping
 
-from . import invisible
+from . import invisible, verdicts
+from . import includes
+from .includes import included as _included
 from .safety import difference
 from .markdown_engine import MarkdownEngine
 from .render import RenderResult, render
@@ -50,27 +51,6 @@ _SLUG_HINT = "; translated headings keep the English id only with attr_list: add
 MAX_TOGETHER = 8
 TOO_MANY = (f"more than {MAX_TOGETHER} translations of this page change it together, so the whole page is shown in "
             "English; fix the ones refused for changing the page first")
-
-
-_SNIPPETS = "pymdownx.snippets"
-_includers: dict[MarkdownEngine, object] = {}
-
-
-def _included(engine: MarkdownEngine, source: str) -> str:
-    """A digest of what ``source`` includes with ``engine``'s pymdownx.snippets (its include
-    lines expanded by the extension's own preprocessor, registered as ``"snippet"``), or
-    ``""`` without that extension. A page's rendering depends on the files it includes, and
-    they change under ``mkdocs serve``; the memos below keep this in their keys."""
-    if not engine.has(_SNIPPETS):
-        return ""
-    includer = _includers.get(engine)
-    if includer is None:
-        includer = _includers[engine] = engine.markdown(without=[n for n in engine.extensions if n != _SNIPPETS])
-    try:
-        lines = includer.preprocessors["snippet"].run(source.split("\n"))
-    except Exception as exc:  # noqa: BLE001 - a missing file is the build's error to report, not ours
-        return f"{type(exc).__name__}: {exc}"
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 @functools.lru_cache(maxsize=256)
@@ -117,7 +97,7 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
 
 def clear_caches() -> None:
     """Forget every page verdict and skeleton (for measuring the check's cold cost)."""
-    _includers.clear()
+    includes.clear_caches()
     for cached in (_skeleton, _ordered, _refused_together):
         cached.cache_clear()
 
@@ -126,6 +106,7 @@ def clear_caches() -> None:
 # preview rebuild asks again for every page although one catalog changed: remember the
 # verdict of each (page, what it includes, translations on it). One entry per page and language.
 @functools.lru_cache(maxsize=1024)
+@verdicts.remembered("page")
 def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[str, str], ...],
                       fallback_lang: str | None, included: str) -> tuple[tuple[str, str], ...]:
     """:func:`refused_together` over ``on_page``, the page's (msgid, msgstr) pairs in page

@@ -26,7 +26,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File
 
 from . import catalog as po
-from . import search
+from . import search, verdicts
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
 from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
@@ -99,6 +99,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             # warning never reaches the strict-mode counter on that logger and a broken translation is published
             logging.getLogger("mkdocs.plugins").setLevel(logging.WARNING)
         project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
+        verdicts.use(project.root / self.config.cache_dir if self.config.cache else None)
         table = _site_translations(config)
         for key in SITE_CONFIG_KEYS:
             english = project.config.get(key)
@@ -214,13 +215,21 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
 
     @event_priority(-200)  # after mkdocs-static-i18n has written the merged index
     def on_post_build(self, config):
-        """Split the merged search index into one index per language (only once, after the
-        last language is built)."""
+        """Keep the verdicts of the safety check for the next build; split the merged
+        search index into one index per language (only once, after the last language is
+        built)."""
         plugin = i18n_plugin(config)
-        if plugin is None or plugin.building or not self._search_per_language(config):
+        if plugin is None or plugin.building:
+            return
+        verdicts.save()
+        if not self._search_per_language(config):
             return
         search.write_language_indexes(config.site_dir, list(plugin.build_languages), plugin.default_language,
                                       config.theme.get_env())
+
+    def on_build_error(self, error):
+        """Keep the verdicts computed before the error: they hold whatever failed."""
+        verdicts.save()
 
     def on_serve(self, server, config, builder):
         """Rebuild when a catalog changes, not only docs/."""

@@ -65,7 +65,8 @@ import markdown
 from markdown.extensions.abbr import AbbrExtension
 from markdown.extensions.footnotes import FootnoteExtension
 
-from . import invisible
+from . import invisible, verdicts
+from .includes import included
 from .markdown_engine import MarkdownEngine
 from .render import _splice
 from .skeleton import Element, Skeleton, first_difference, skeleton
@@ -210,7 +211,7 @@ _checks: dict[MarkdownEngine, TranslationCheck] = {}
 def clear_caches() -> None:
     """Forget every judgement and rendering (for measuring the check's cold cost)."""
     _checks.clear()
-    for cached in (_judge, _render, _definitions, _title_places):
+    for cached in (_judge, _render, _page_definitions, _title_places):
         cached.cache_clear()
 
 
@@ -257,7 +258,6 @@ def _extension(md: markdown.Markdown, kind: type):
     return next((e for e in md.registeredExtensions if isinstance(e, kind)), None)
 
 
-@functools.lru_cache(maxsize=256)
 def _definitions(engine: MarkdownEngine, english: str) -> tuple:
     """The page-wide definitions of an English page, as the site's engine reads them:
     link references (Python-Markdown's ``md.references``), footnotes and abbreviations
@@ -272,6 +272,14 @@ def _definitions(engine: MarkdownEngine, english: str) -> tuple:
     includes = snippets is not None and ("8<" in english or snippets.get("auto_append"))
     if "]:" not in english and not includes:
         return ()
+    return _page_definitions(engine, english, included(engine, english) if includes else "")
+
+
+@functools.lru_cache(maxsize=256)
+@verdicts.remembered("definitions")
+def _page_definitions(engine: MarkdownEngine, english: str, included_digest: str) -> tuple:
+    """:func:`_definitions` of a page that may have some; ``included_digest``
+    (:func:`po_i18n.includes.included`) is part of the key only."""
     md = _instance(engine.configured("pymdownx.highlight", use_pygments=False))
     md.reset()
     try:
@@ -365,6 +373,7 @@ def _title_places(engine: MarkdownEngine, name: str) -> tuple[tuple[str, str, st
 # --- the judgement -----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1 << 16)
+@verdicts.remembered("judge")
 def _judge(engine: MarkdownEngine, definitions: tuple, kind: str, msgid: str, msgstr: str) -> tuple[str, ...]:
     if msgstr == msgid:
         return ()  # the same text renders the same (a code-only cell, a name kept in English)

@@ -1,0 +1,241 @@
+"""Verdicts of the safety check, kept on disk from one build to the next.
+
+Judging a translation (:func:`po_i18n.safety.PageCheck.problems`) renders it and its
+msgid; checking a page (:func:`po_i18n.page_guard.refused_together`) renders the whole
+page twice. Each verdict is a pure function of its arguments and of the engine that
+renders them, so a build keeps it in a file (as Material's plugins keep theirs under
+``.cache/plugin/<name>``) and the next build, or a ``mkdocs serve`` rebuild, reads it
+instead of rendering again. Without a store (:func:`use` not called, or called with
+``None``) nothing is read or written: the functions stay pure.
+
+A verdict's key is the SHA-256 of the canonical JSON of:
+
+* :data:`FORMAT`, the name of the function and its arguments (msgid, msgstr, the kind of
+  block, the page's link definitions; or the page's Markdown, the digest of what it
+  includes and the translations on it);
+* the engine's fingerprint (:func:`fingerprint`): its extensions and their options
+  (a function by its module and qualified name, a path as the path), the versions of
+  Python, Python-Markdown, pymdown-extensions and Pygments, and the digest of the source
+  of each extension's module and of this package. A change to anything that renders or
+  judges makes new keys, so every verdict is computed again.
+
+The file is JSON, written whole to a temporary file and renamed over the old one
+(``os.replace`` is atomic on POSIX), merged with what another process wrote meanwhile; two
+builds saving at once can lose each other's new verdicts (they are computed again), never
+corrupt the file. It keeps the :data:`MAX_ENTRIES` most recently used verdicts. A file
+that cannot be read is ignored and replaced.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["FORMAT", "MAX_ENTRIES", "VerdictStore", "active", "fingerprint", "key", "remembered", "save", "tuples", "use"]
+
+FORMAT = 1
+MAX_ENTRIES = 200_000  # about 40 MB of JSON at the course's sizes; a site has a few thousand
+FILE_NAME = "verdicts.json"
+_DISTRIBUTIONS = ("markdown", "pymdown-extensions", "pygments")
+
+log = logging.getLogger("mkdocs.plugins.po_i18n")
+
+
+class VerdictStore:
+    """The verdicts of one site, read from ``<folder>/verdicts.json`` on first use.
+
+    Attributes:
+        folder: where the file is (created on :meth:`save`).
+        hits, misses: how many lookups found a verdict and how many did not, since the
+            store was opened (a warm build has no misses).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self.hits = self.misses = 0
+        self._entries: dict[str, object] | None = None
+        self._used: dict[str, object] = {}
+
+    @property
+    def path(self) -> Path:
+        return self.folder / FILE_NAME
+
+    def _read(self) -> dict[str, object]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("verdicts"), dict):
+            return {}
+        return data["verdicts"]
+
+    def get(self, key: str):
+        """The stored verdict (JSON value) of ``key``, or ``None``."""
+        if self._entries is None:
+            self._entries = self._read()
+        value = self._entries.get(key)
+        if value is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+            self._used[key] = value
+        return value
+
+    def put(self, key: str, value) -> None:
+        """Remember a verdict (a JSON value) until :meth:`save`."""
+        if self._entries is None:
+            self._entries = self._read()
+        self._entries[key] = self._used[key] = value
+
+    def save(self) -> None:
+        """Write the verdicts used or computed since the last save over the file, the
+        most recent last, keeping at most :data:`MAX_ENTRIES`. Nothing to write: nothing
+        happens. Never raises: a store that cannot be written only costs the next build
+        the time to judge again (logged at debug level)."""
+        if not self._used:
+            return
+        merged = self._read()
+        for key in self._used:
+            merged.pop(key, None)
+        merged.update(self._used)
+        if len(merged) > MAX_ENTRIES:
+            merged = dict(list(merged.items())[-MAX_ENTRIES:])
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.folder, prefix=".verdicts-",
+                                             suffix=".json", delete=False) as out:
+                json.dump({"format": FORMAT, "verdicts": merged}, out, ensure_ascii=False, separators=(",", ":"))
+            os.replace(out.name, self.path)
+        except OSError as exc:
+            log.debug(f"po-i18n: cannot write the verdict cache {self.path}: {exc}")
+            return
+        self._entries, self._used = merged, {}
+
+
+_store: VerdictStore | None = None
+
+
+def use(folder: Path | str | None) -> VerdictStore | None:
+    """Keep verdicts in ``folder`` from now on (the same store while the folder is the
+    same), or in no file with ``None``. Returns the store in use."""
+    global _store
+    if folder is None:
+        _store = None
+    elif _store is None or _store.folder != Path(folder):
+        _store = VerdictStore(Path(folder))
+    return _store
+
+
+def active() -> VerdictStore | None:
+    """The store in use, or ``None``."""
+    return _store
+
+
+def save() -> None:
+    """:meth:`VerdictStore.save` of the store in use, if any."""
+    if _store is not None:
+        _store.save()
+
+
+def _canonical(value):
+    """Extension options as JSON can hold them, the same in every process: a mapping
+    sorted, a path as its path, a function by module and qualified name, anything else
+    by its ``repr`` (an object whose repr holds an address then never matches: its
+    verdicts are computed again, never wrongly reused)."""
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, os.PathLike):
+        try:
+            return ["path", os.fspath(value)]
+        except Exception:  # noqa: BLE001 - MkDocs placeholders outside a build
+            return repr(value)
+    if callable(value) and hasattr(value, "__qualname__"):
+        return ["callable", getattr(value, "__module__", ""), value.__qualname__]
+    return repr(value)
+
+
+def _module_digest(name: str) -> str:
+    """SHA-256 of the source of the module an extension name loads (``toc`` is
+    ``markdown.extensions.toc``, ``pkg.mod:Class`` is ``pkg.mod``); ``""`` if not found."""
+    module = name.split(":")[0]
+    for candidate in (module, f"markdown.extensions.{module}"):
+        try:
+            spec = importlib.util.find_spec(candidate)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin and os.path.isfile(spec.origin):
+            return hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _own_digest() -> str:
+    """SHA-256 of this package's Python sources (so an edited check never reuses a verdict)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return ""
+
+
+@functools.lru_cache(maxsize=64)
+def fingerprint(engine) -> str:
+    """What a verdict depends on besides its arguments, as a hex SHA-256: the engine's
+    extensions and options (:class:`po_i18n.markdown_engine.MarkdownEngine`), the
+    versions of Python and of the Markdown libraries, the source of each extension's
+    module and of po_i18n."""
+    parts = [sys.version, [_version(d) for d in _DISTRIBUTIONS], _own_digest(), list(engine.extensions),
+             _canonical(dict(engine.configs)), [_module_digest(n) for n in engine.extensions]]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def key(name: str, engine, args: tuple) -> str:
+    """The key of ``name(engine, *args)``'s verdict (hex SHA-256)."""
+    text = json.dumps([FORMAT, name, fingerprint(engine), args], ensure_ascii=False, sort_keys=True, default=_canonical)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tuples(value):
+    """A JSON value with every list a tuple again: a stored verdict as it was computed."""
+    return tuple(tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def remembered(name: str, decode: Callable = tuples) -> Callable:
+    """Decorate a pure function ``f(engine, *args)`` whose value is JSON-able (tuples of
+    strings, nested): with a store in use, a stored verdict is returned (through
+    ``decode``, which turns the JSON value back into the function's type) and a computed
+    one is stored. The undecorated function is ``.compute``."""
+    def wrap(compute: Callable) -> Callable:
+        @functools.wraps(compute)
+        def verdict(engine, *args):
+            store = _store
+            if store is None:
+                return compute(engine, *args)
+            k = key(name, engine, args)
+            found = store.get(k)
+            if found is not None:
+                return decode(found)
+            value = compute(engine, *args)
+            store.put(k, value)
+            return value
+        verdict.compute = compute
+        return verdict
+    return wrap
