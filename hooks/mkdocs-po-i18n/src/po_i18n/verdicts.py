@@ -55,7 +55,7 @@ class VerdictStore:
     Attributes:
         folder: where the file is (created on :meth:`save`).
         hits, misses: how many lookups found a verdict and how many did not, since the
-            store was opened (a warm build has no misses).
+            store was opened or last saved by :func:`save` (a warm build has no misses).
     """
 
     def __init__(self, folder: Path) -> None:
@@ -113,6 +113,7 @@ class VerdictStore:
             with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.folder, prefix=".verdicts-",
                                              suffix=".json", delete=False) as out:
                 json.dump({"format": FORMAT, "verdicts": merged}, out, ensure_ascii=False, separators=(",", ":"))
+            os.chmod(out.name, 0o644)  # as a file the build writes; the temporary file is 0600
             os.replace(out.name, self.path)
         except OSError as exc:
             log.debug(f"po-i18n: cannot write the verdict cache {self.path}: {exc}")
@@ -140,9 +141,12 @@ def active() -> VerdictStore | None:
 
 
 def save() -> None:
-    """:meth:`VerdictStore.save` of the store in use, if any."""
+    """:meth:`VerdictStore.save` of the store in use, if any; logs (debug level, so
+    ``mkdocs build -v`` shows it) how many verdicts were reused and computed."""
     if _store is not None:
+        log.debug(f"po-i18n: verdict cache {_store.path}: {_store.hits} reused, {_store.misses} computed")
         _store.save()
+        _store.hits = _store.misses = 0
 
 
 def _canonical(value):

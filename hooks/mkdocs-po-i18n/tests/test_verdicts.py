@@ -1,0 +1,128 @@
+"""The safety check's verdicts kept between builds (po_i18n.verdicts): a warm build gives
+the cold build's pages and warnings without judging again, and a verdict is computed
+again when anything it depends on changes."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import polib
+import pytest
+
+from example_site import EXAMPLE, MKDOCS, MKDOCS_ENV
+from po_i18n import includes, page_guard, safety, verdicts
+from po_i18n.markdown_engine import MarkdownEngine
+
+CACHE = Path(".cache/plugin/po-i18n/verdicts.json")
+COUNTS = re.compile(r"verdict cache \S+: (\d+) reused, (\d+) computed")
+
+
+def _build(root: Path) -> tuple[list[str], int, int]:
+    """``mkdocs build -v`` of the site at ``root``: its WARNING lines, and how many verdicts
+    it reused and computed (the plugin's debug line)."""
+    proc = subprocess.run([*MKDOCS, "build", "-v"], cwd=root, capture_output=True, text=True, env=MKDOCS_ENV)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = COUNTS.findall(proc.stderr)
+    assert len(counts) == 1, proc.stderr[-3000:]
+    return [line for line in proc.stderr.splitlines() if line.startswith("WARNING")], *map(int, counts[0])
+
+
+def _site_files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.site
+def test_a_warm_build_gives_the_cold_builds_pages_and_warnings_without_judging_again(tmp_path):
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("site", ".cache"))
+    catalog = polib.pofile(str(root / "i18n" / "fr" / "index.po"))
+    hostile = next(e for e in catalog if e.msgstr and not e.msgid.startswith("#") and "`" not in e.msgid)
+    hostile.msgstr += " [click](https://example.com/)"  # a link the English does not have: refused
+    catalog.save()
+
+    cold, reused, computed = _build(root)
+    assert (root / CACHE).is_file() and computed > 50 and reused == 0
+    assert any("link" in w and "index.po" in w for w in cold), cold  # the refusal is a warning
+    cold_site = _site_files(root / "site")
+
+    warm, reused, computed = _build(root)
+    assert computed == 0 and reused > 50
+    assert warm == cold
+    assert _site_files(root / "site") == cold_site
+
+
+ENGINE = MarkdownEngine(("toc", "tables", "fenced_code", "attr_list", "pymdownx.magiclink"),
+                        {"pymdownx.magiclink": {"social_url_shorthand": False}})
+MENTIONS = ENGINE.configured("pymdownx.magiclink", social_url_shorthand=True)
+PAGE = "# Help\n\nAsk the team.\n\n[docs]: https://example.org/docs\n"
+
+
+def _judge(engine: MarkdownEngine, msgid: str, msgstr: str, kind: str = "paragraph", page: str = PAGE) -> list[str]:
+    safety.clear_caches()  # judge from the store, not from this process's memory
+    return safety.check_for(engine).page(page).problems(msgid, msgstr, (kind,))
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = verdicts.use(tmp_path / "cache")
+    yield store
+    verdicts.use(None)
+    safety.clear_caches()
+
+
+def test_the_same_question_is_answered_from_the_store(store):
+    assert _judge(ENGINE, "Ask the team.", "Fragen Sie das Team.") == []
+    assert store.misses == 2 and store.hits == 0  # the page's link definitions, then the message
+    store.save()
+    reopened = verdicts.use(None) or verdicts.use(store.folder)  # a new build: a new process's store
+    assert _judge(ENGINE, "Ask the team.", "Fragen Sie das Team.") == []
+    assert (reopened.hits, reopened.misses) == (2, 0)
+
+
+@pytest.mark.parametrize("change", [
+    dict(msgstr="Fragen Sie bitte das Team."),
+    dict(msgid="Ask the whole team."),
+    dict(kind="heading"),
+    dict(page=PAGE.replace("https://example.org/docs", "https://example.org/other")),  # the page's definitions
+])
+def test_a_verdict_is_computed_again_when_a_part_of_its_key_changes(store, change):
+    question = dict(msgid="Ask the team.", msgstr="Fragen Sie das Team.", kind="paragraph", page=PAGE)
+    _judge(ENGINE, **question)
+    computed = store.misses
+    _judge(ENGINE, **question)
+    assert store.misses == computed
+    _judge(ENGINE, **{**question, **change})
+    assert store.misses > computed
+
+
+def test_an_engine_option_is_part_of_the_key(store):
+    """With magiclink's social_url_shorthand, ``@octocat`` is a link the msgid lacks: the
+    verdict stored for the engine without it must not be reused."""
+    assert _judge(ENGINE, "Ask the team.", "Ask @octocat.") == []
+    refused = _judge(MENTIONS, "Ask the team.", "Ask @octocat.")
+    assert refused and "link" in refused[0], refused
+
+
+def test_what_a_page_includes_is_part_of_its_verdicts_key(tmp_path):
+    (tmp_path / "part.md").write_text("Included text.\n", encoding="utf-8")
+    engine = MarkdownEngine(("toc", "pymdownx.snippets"), {"pymdownx.snippets": {"base_path": [str(tmp_path)]}})
+    page = '# Page\n\n--8<-- "part.md"\n'
+    includes.clear_caches()
+    before = includes.included(engine, page)
+    assert includes.included(engine, page) == before
+    (tmp_path / "part.md").write_text("Included text, edited.\n", encoding="utf-8")
+    assert includes.included(engine, page) != before
+    page_guard.clear_caches()
+
+
+def test_an_unreadable_store_is_ignored_and_replaced(tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / verdicts.FILE_NAME).write_text("{not json", encoding="utf-8")
+    store = verdicts.VerdictStore(folder)
+    assert store.get("k") is None
+    store.put("k", ["reason"])
+    store.save()
+    assert verdicts.VerdictStore(folder).get("k") == ["reason"]
