@@ -10,6 +10,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from po_i18n.filecache import StatCache
 from po_i18n.interface import Interface
 from po_i18n.project import Project
 
@@ -73,6 +74,10 @@ def _machine(record: Record) -> str:
     return record.platform.rsplit("-torch", 1)[0]
 
 
+# A page shows a program in several blocks, and every language shows them again.
+_spec = StatCache(read_spec)
+
+
 def _badge(program: str, project: Project, ui: Interface, link: str, records) -> tuple[str, str | None, Record | None]:
     """(badge Markdown, problem or None, the record the badge describes or None) for one program."""
     snippets = project.root / "snippets"
@@ -82,7 +87,7 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
     if owner is not None:
         program = owner.relative_to(snippets).as_posix()
     try:
-        spec = read_spec(snippets / program)
+        spec = _spec(snippets / program)
     except (RunSpecError, FileNotFoundError) as exc:
         text, css, problem = f"✗ {ui.text(NOT_VERIFIED)}", "course-badge--unverified", str(exc)
     else:

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 import polib
-from babel.core import UnknownLocaleError
+from babel.core import Locale, UnknownLocaleError
 from babel.lists import format_list
 
 from .catalog_header import CONTENT_TYPE, usable_plural_rule
@@ -91,6 +91,7 @@ class Interface:
     def __init__(self, catalog: polib.POFile | None = None, refused: frozenset[str] = frozenset()) -> None:
         #: the catalog's ``Language`` header (``"en"`` for English): how lists are joined
         self.locale = ((catalog.metadata.get("Language") if catalog is not None else None) or "en").replace("-", "_")
+        self._locale: Locale | None = None
         if catalog is None:
             self._t: gettext.NullTranslations = gettext.NullTranslations()
             return
@@ -140,9 +141,15 @@ class Interface:
         Japanese, "a, b и c" in Russian. The items are kept as they are (Markdown code
         spans included); a locale CLDR does not know joins them with ", "."""
         try:
-            return format_list(items, locale=self.locale)
+            return format_list(items, locale=self._babel_locale())
         except (UnknownLocaleError, ValueError, KeyError):
             return ", ".join(items)
+
+    def _babel_locale(self) -> Locale:
+        """The Babel locale, parsed once (each parse reads its CLDR data again)."""
+        if self._locale is None:
+            self._locale = Locale.parse(self.locale)
+        return self._locale
 
     @staticmethod
     def before(label: str, rest: str) -> str:
