@@ -108,7 +108,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     if languages:  # read by the plugin (po_i18n.plugin.PREVIEW_VARIABLE)
         env["PO_I18N_PREVIEW_LANGUAGES"] = ",".join(languages)
-    command = [sys.executable, "-m", "mkdocs", "serve", "--config-file", str(args.config), "--dev-addr", args.dev_addr]
+    # --dirty: a rebuild renders only the pages whose Markdown, catalogs or included files
+    # changed (the plugin decides which: po_i18n.dirty)
+    command = [sys.executable, "-m", "mkdocs", "serve", "--dirty", "--config-file", str(args.config), "--dev-addr", args.dev_addr,
+               *(["--verbose"] if args.verbose else [])]
     os.execve(sys.executable, command, env)  # mkdocs serve takes over: Ctrl-C and exit status are its own
     return 0  # not reached
 
@@ -151,13 +154,15 @@ def build_parser(prog: str = "po-i18n") -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("serve", help="preview the site while you write or translate (mkdocs serve)",
-                       description="Run mkdocs serve: rebuild and reload the browser after each save of a page, "
-                                   "catalog or snippet. With --lang, only English and that language are built, "
-                                   "so a rebuild takes about two fifths of the time; the language selector then "
-                                   "offers only those.")
+                       description="Run mkdocs serve --dirty: after each save of a page, catalog or included "
+                                   "file, render again only the pages it changes (a catalog edit: its own page in its "
+                                   "own language) and reload the browser; navigation and search are refreshed when "
+                                   "the server restarts. With --lang, only English and that language are built; the "
+                                   "language selector then offers only those.")
     p.add_argument("--lang", action="append", metavar="LOCALE", help="build only English and this language (repeatable)")
     p.add_argument("-a", "--dev-addr", default="127.0.0.1:8000", metavar="IP:PORT",
                    help="where to serve (default: %(default)s)")
+    p.add_argument("-v", "--verbose", action="store_true", help="MkDocs's debug output (names each page it renders)")
     p.set_defaults(func=_cmd_serve)
 
     return parser

@@ -30,6 +30,7 @@ from . import search, verdicts
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
 from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
+from .dirty import DirtyPages
 from .extract import SITE_CONFIG_KEYS, nav_titles
 from .interface import PERMALINK
 from .notice import with_notice
@@ -59,6 +60,11 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
     """``plugins: [search, i18n: {...}, po-i18n: {...}]``; options: :class:`po_i18n.config.PoI18nConfig`."""
 
     supports_multiple_instances = False
+
+    def on_startup(self, command, dirty):
+        """Note whether rebuilds are dirty (``mkdocs serve --dirty``, which ``po-i18n serve``
+        uses): then a page is rendered again only when its inputs changed (:mod:`po_i18n.dirty`)."""
+        self._dirty = DirtyPages() if dirty else None
 
     @event_priority(50)  # before mkdocs-static-i18n's on_config (-100) reads which languages to build
     def _preview_languages(self, config):
@@ -169,6 +175,9 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             if language != default:
                 page.dest_uri = f"{language}/{page.dest_uri}"
             files.append(page)
+        if getattr(self, "_dirty", None) is not None:
+            language, default = language_of(config)
+            self._dirty.mark(files, project_of(config), language, default, frozenset({uri} if uri else ()))
         if self._search_per_language(config):
             existing = files.get_file_from_path(search.WORKER_URI)
             if existing is not None:
@@ -218,6 +227,8 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         """Keep the verdicts of the safety check for the next build; split the merged
         search index into one index per language (only once, after the last language is
         built)."""
+        if getattr(self, "_dirty", None) is not None:
+            self._dirty.built()
         plugin = i18n_plugin(config)
         if plugin is None or plugin.building:
             return
@@ -228,8 +239,11 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
                                       config.theme.get_env())
 
     def on_build_error(self, error):
-        """Keep the verdicts computed before the error: they hold whatever failed."""
+        """Keep the verdicts computed before the error: they hold whatever failed. A dirty
+        rebuild renders what this one marked again."""
         verdicts.save()
+        if getattr(self, "_dirty", None) is not None:
+            self._dirty.failed()
 
     def on_serve(self, server, config, builder):
         """Rebuild when a catalog changes, not only docs/."""
