@@ -58,7 +58,17 @@ HARNESS = Path(__file__).parent / "harness"
 GRACE_S = 5.0  # after the time limit: stack dumps, SIGTERM to torchrun, then SIGKILL
 # How long every party of a hang-by-design job must be seen, without a break, where its
 # page says (blocked-in:) before the hang counts as proven and the job is stopped early.
-# SETTLE_MEASUREMENT
+# Measured (2 cores, torch 2.13 CPU, other jobs running beside): each hang program and
+# the passing programs they break (pipeline_parallel.py, uneven_inputs.py) run bare 3
+# times (stuck.py's third run caught a copy broken on purpose and is left out), every worker and agent read with py-spy dump --nonblocking every ~0.02 s
+# (27,890 dumps; median 0.013 s each, at most 0.21 s). In the hang programs every rank
+# reached its blocked-in line 3.0-10.5 s after launch and stayed there, every sample, to
+# the end of the 40 s watch; multinode_standalone.py's agents were in next_rendezvous
+# from 2-4 s on in every sample, and no worker ever started. No rank was ever seen on a
+# blocked-in line before the one visit that never ended. The longest a rank of any run
+# stayed on one line and then moved on was 4.3 s (DDP's constructor in uneven_inputs.py,
+# waiting for the other rank), next 3.8 s (pipeline_parallel.py's first step): 8 s is
+# about twice the longest pause of a job that was not hung.
 SETTLE_S = 8.0
 POLL_S = 0.5  # between two rounds of py-spy dumps of a watched job
 PY_SPY = "py-spy"  # looked up in VENV_BIN (the test dependencies install it there)

@@ -1,9 +1,10 @@
 """snippets/torchrun_launching/multinode_standalone.py, run exactly as docs/torchrun-launching.md says.
 
 The "break it" exercise: multinode_train.py's multi-node line with --standalone added, typed
-in two "terminals" of this machine. Both agents must still be waiting at the time limit,
-each listening on a port of its own (its private rendezvous) and neither on the line's
-endpoint port, and no worker may have started.
+in two "terminals" of this machine. Both agents must still be waiting when the runner
+stops them (seen in their rendezvous, as the ``blocked-in:`` line says, or at the time
+limit), each listening on a port of its own (its private rendezvous) and neither on the
+line's endpoint port, and no worker may have started.
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 A "hangs" program: rank 0 alone calls all_reduce, the others wait at the barrier. Two runs
 of the page's line: a bare one in which the test does what the page tells the reader to
 do while the job hangs (``py-spy dump --pid PID`` for each worker, then ``kill -USR1 PID``
-for the stack that the program's faulthandler prints), and the harness run, which the
-runner stops at the time limit after dumping every rank's stack into its log.
+for the stack that the program's faulthandler prints), and the harness run. The runner
+stops each once every rank is seen where the program's ``blocked-in:`` lines say (or at
+the time limit), after dumping every rank's stack into its log (harness run).
 """
 from __future__ import annotations
 
