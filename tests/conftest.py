@@ -61,12 +61,13 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
         passes`` (the default), after :meth:`~torchjob.JobResult.check` passed within
         the program's time limit; for a "break it" program, after the job failed as its
         page says (``fails``: exited non-zero on its own within the limit; ``hangs``:
-        still running at the limit, so it was stopped and every rank's stack dumped to
-        its log), with no process left either way. The job's environment is the
+        still running at the limit, or seen blocked where its ``blocked-in:`` lines say
+        for ``torchjob.SETTLE_S`` seconds, so it was stopped and every rank's stack
+        dumped to its log), with no process left either way. The job's environment is the
         page's (see ``torchjob.check_page_env``).
     """
     from coursekit.runspec import launch_shape, read_spec
-    from torchjob import run_job
+    from torchjob import Hang, run_job
     from verification_plugin import effective_line, hardware_env
 
     spec = read_spec(program)
@@ -76,7 +77,7 @@ def run_snippet(program: Path, tmp_path_factory, config, *, plugins: tuple[str, 
         pytest.skip(f"{program.name} runs with exactly {exact_world_size} processes, not {nproc * nnodes}")
     copy = copy_snippet(program, tmp_path_factory.mktemp(program.stem))
     result = run_job(line, copy.parent, spec.time_limit_s, hardware=hardware_env(nproc, needs_cuda=spec.cuda_gpus > 0)[0],
-                     plugins=plugins)
+                     plugins=plugins, hang=Hang.of(spec, nproc * nnodes))
     result.world_size = nproc * nnodes
     if spec.outcome == "fails":
         assert not result.timed_out and result.returncode != 0, f"expected to fail on its own\n{result.report()}"
@@ -103,8 +104,9 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
     ``--nnodes=N`` line (a line that submits a Slurm batch script is submitted once, to
     the session's ``slurm_cluster``), and asserts the page's outcome: for ``outcome: passes`` every
     agent exits 0 within the time limit; ``fails``: the job exits non-zero on its own,
-    within the limit; ``hangs``: it is still running at the limit. Always: no process is
-    left. Then the stdout:
+    within the limit; ``hangs``: it is still running at the limit, or was stopped once
+    seen blocked where its ``blocked-in:`` lines say (``torchjob.Hang``). Always: no
+    process is left. Then the stdout:
 
     Args:
         program: the snippet program.
@@ -128,7 +130,7 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
 
     def test_bare_run(bare_run_index, tmp_path, pytestconfig, request):
         from run_output import per_rank, printed_lines, same_lines, worker_lines
-        from torchjob import bare_folder, run_nodes
+        from torchjob import Hang, bare_folder, run_nodes
         from verification_plugin import effective_line, hardware_env
 
         spec = read_spec(program)
@@ -140,7 +142,7 @@ def bare_run_test(program: Path, reference: str | None = "job", stdout: tuple[st
             terminals = 1  # one sbatch, from one folder; Slurm starts the nodes
         cwds = [bare_folder(program, tmp_path / f"node{i}") for i in range(terminals)]
         hardware = hardware_env(nproc, terminals, needs_cuda=spec.cuda_gpus > 0)
-        nodes = run_nodes(line, cwds, spec.time_limit_s, bare=True, hardware=hardware)
+        nodes = run_nodes(line, cwds, spec.time_limit_s, bare=True, hardware=hardware, hang=Hang.of(spec, nproc * nnodes))
         report = "\n\n".join(node.report() for node in nodes)
         assert all(not node.leftovers for node in nodes), f"processes left running\n{report}"
         if spec.outcome == "passes":

@@ -20,6 +20,13 @@ and ``--standalone`` rendezvous on a free port, so jobs run side by side under x
 Workers are found by parentage, by the harness's pid files, and by their working folder
 (every worker of a job runs in the job's folder), so even an orphan is never missed.
 
+A job whose page says it hangs (``outcome: hangs`` with ``blocked-in:`` lines, see
+``coursekit.runspec``) is watched while it runs (:class:`Hang`): every process of the job
+is read from outside with ``py-spy dump --nonblocking`` (it reads the process's memory
+without stopping it: the program does exactly what it does unwatched), and once every
+party has been seen where the page says for :data:`SETTLE_S` seconds the job is stopped
+as at its time limit. A job seen anywhere else waits out its limit as before.
+
 Slurm (``tests/slurm_launcher.py``): a line that submits a batch script (``sbatch
 slurm_train.sbatch``) is run the same way and then followed as the Slurm job it
 submitted, by polling, to its end or its time limit (then ``scancel``). With
@@ -44,11 +51,27 @@ from pathlib import Path
 import psutil
 import torch
 
-from coursekit.runspec import LaunchLine, parse_line
+from coursekit.runspec import BlockedIn, LaunchLine, RunSpec, parse_line
 from coursekit.verification import program_files
 
 HARNESS = Path(__file__).parent / "harness"
 GRACE_S = 5.0  # after the time limit: stack dumps, SIGTERM to torchrun, then SIGKILL
+# How long every party of a hang-by-design job must be seen, without a break, where its
+# page says (blocked-in:) before the hang counts as proven and the job is stopped early.
+# Measured (2 cores, torch 2.13 CPU, other jobs running beside): each hang program and
+# the passing programs they break (pipeline_parallel.py, uneven_inputs.py) run bare 3
+# times (stuck.py's third run caught a copy broken on purpose and is left out), every worker and agent read with py-spy dump --nonblocking every ~0.02 s
+# (27,890 dumps; median 0.013 s each, at most 0.21 s). In the hang programs every rank
+# reached its blocked-in line 3.0-10.5 s after launch and stayed there, every sample, to
+# the end of the 40 s watch; multinode_standalone.py's agents were in next_rendezvous
+# from 2-4 s on in every sample, and no worker ever started. No rank was ever seen on a
+# blocked-in line before the one visit that never ended. The longest a rank of any run
+# stayed on one line and then moved on was 4.3 s (DDP's constructor in uneven_inputs.py,
+# waiting for the other rank), next 3.8 s (pipeline_parallel.py's first step): 8 s is
+# about twice the longest pause of a job that was not hung.
+SETTLE_S = 8.0
+POLL_S = 0.5  # between two rounds of py-spy dumps of a watched job
+PY_SPY = "py-spy"  # looked up in VENV_BIN (the test dependencies install it there)
 TAIL_LINES = 40
 VENV_BIN = Path(sys.executable).parent
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -100,7 +123,8 @@ class JobResult:
         returncode: the agent's exit status (None if it had to be stopped).
         duration_s: wall time from launch to the end of the clean-up, in seconds (for
             a Slurm job, less the time it waited in the queue).
-        timed_out: the job overran its time limit and was stopped.
+        timed_out: the job did not end by itself: it overran its time limit, or it was
+            proven hung where its page says (:attr:`hang`), and the runner stopped it.
         agent_output: torchrun's stdout and stderr; in a bare run the workers write to
             the same terminal, so their output is here too (see :attr:`stdout_text`).
         stdout_text: everything written to the agent's stdout (workers included).
@@ -116,6 +140,8 @@ class JobResult:
         world_size: set by the caller once known.
         slurm_job_id: the Slurm job it ran in (None on this machine).
         slurm_state: that job's final state (``COMPLETED``, ``FAILED``, ``CANCELLED``...).
+        hang: for a job watched for its page's hang (:class:`Hang`), the proof that
+            stopped it before its limit (every party's stack); None otherwise.
     """
 
     line: LaunchLine
@@ -134,6 +160,7 @@ class JobResult:
     world_size: int | None = None
     slurm_job_id: int | None = None
     slurm_state: str | None = None
+    hang: HangProof | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -151,7 +178,11 @@ class JobResult:
         head = f"$ {self.line.text}    # {'bare run' if self.bare else 'with the harness'} in {self.workdir}\n"
         if self.slurm_job_id is not None:
             head += f"Slurm job {self.slurm_job_id}: {self.slurm_state}\n"
-        if self.timed_out:
+        if self.hang is not None:
+            head += (f"TIMED OUT: stopped after {self.duration_s:.1f} s, before its time limit, once every process "
+                     f"had been seen where the page says it hangs for {self.hang.settled_s:.1f} s (py-spy, below)"
+                     f"{'; stacks of the ranks still running are in their stderr too' if not self.bare else ''}\n")
+        elif self.timed_out:
             head += f"TIMED OUT after {self.duration_s:.1f} s; stacks of the ranks still running are in their stderr below\n"
         else:
             head += f"exit status {self.returncode} after {self.duration_s:.1f} s\n"
@@ -169,6 +200,8 @@ class JobResult:
             parts.append(f"=== local rank {r.local_rank}, attempt {r.attempt}: stdout ===\n{_tail(r.stdout)}")
             parts.append(f"=== local rank {r.local_rank}, attempt {r.attempt}: stderr ===\n{_tail(r.stderr)}")
         parts.append(f"=== torchrun{' and its workers' if self.bare else ''} ===\n{_tail(self.agent_output, TAIL_LINES * 2)}")
+        if self.hang is not None:
+            parts += [f"=== {who} (pid {pid}), py-spy dump ===\n{_tail(text)}" for (who, pid), text in sorted(self.hang.stacks.items())]
         return "\n".join(parts)
 
     def first_failing(self) -> RankLog | None:
@@ -353,6 +386,174 @@ def _kill_all(popen: subprocess.Popen, pid_dir: Path | None, cwd: Path) -> list[
     return [p.pid for p in alive if p.pid != popen.pid]
 
 
+# ---------------------------------------------------------------------------------------
+# Watching a hang-by-design job
+
+
+_PY_SPY_THREAD = re.compile(r'^Thread \S+ \((?:idle|active)[^)]*\): "MainThread"$(?P<frames>.*?)(?=^Thread |\Z)', re.M | re.S)
+_PY_SPY_FRAME = re.compile(r"^\s+(?P<func>.+?) \((?P<file>[^()]+):(?P<line>\d+)\)$", re.M)
+
+
+def main_thread_frames(dump: str) -> list[tuple[str, str, int]]:
+    """The main thread's frames in a ``py-spy dump``, innermost first, as
+    ``(function's qualified name, file, line)``; empty when the dump has no main thread."""
+    m = _PY_SPY_THREAD.search(dump)
+    if m is None:
+        return []
+    return [(f["func"], f["file"], int(f["line"])) for f in _PY_SPY_FRAME.finditer(m["frames"])]
+
+
+def py_spy_dump(pid: int) -> str | None:
+    """``py-spy dump --nonblocking --pid PID``: the process's Python stacks, read from its
+    memory without stopping it (nothing the program does changes); None where py-spy
+    cannot read it (it ended, or this user may not trace it)."""
+    try:
+        done = subprocess.run([str(VENV_BIN / PY_SPY), "dump", "--nonblocking", "--pid", str(pid)],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass
+class HangProof:
+    """What proved a watched job hung where its page says.
+
+    Attributes:
+        stacks: the last ``py-spy dump`` of every process watched, by
+            ``("rank N" or "agent", pid)``.
+        settled_s: seconds every party had been seen there without a break (at least
+            :data:`SETTLE_S`).
+        at_s: seconds from the launch to the proof.
+    """
+
+    stacks: dict[tuple[str, int], str]
+    settled_s: float
+    at_s: float
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Where a hang-by-design job holds each of its processes (its page's ``blocked-in:``
+    lines), and the test of whether a running job is there now.
+
+    Attributes:
+        program: the program's file name; a rank's place is the innermost frame in a file
+            of that name on its main thread's stack.
+        blocked_in: the page's ``blocked-in:`` lines (``coursekit.runspec.BlockedIn``).
+        world_size: ranks of the jobs watched together (every node of a multi-node job).
+    """
+
+    program: str
+    blocked_in: tuple[BlockedIn, ...]
+    world_size: int
+
+    @classmethod
+    def of(cls, spec: RunSpec, world_size: int) -> Hang | None:
+        """The hang to watch for in a job of ``spec``'s program with ``world_size`` ranks;
+        None where there is nothing to watch: an outcome other than ``hangs``, no
+        ``blocked-in:`` line, or no py-spy beside this Python (the job then waits out its
+        time limit)."""
+        if spec.outcome != "hangs" or not spec.blocked_in or not (VENV_BIN / PY_SPY).is_file():
+            return None
+        return cls(spec.program.name, spec.blocked_in, world_size)
+
+    def place(self, who: str | int) -> BlockedIn | None:
+        """The ``blocked-in:`` line for a rank (its own, else ``other ranks``) or for
+        ``"every agent"``; None when the page names no place for it."""
+        if who == "every agent":
+            return next((b for b in self.blocked_in if b.who == who), None)
+        return next((b for b in self.blocked_in if b.rank == who), None) or next(
+            (b for b in self.blocked_in if b.who == "other ranks"), None)
+
+    def _is_there(self, who: str | int, dump: str | None) -> bool:
+        place = self.place(who)
+        frames = main_thread_frames(dump or "")
+        if place is None or not frames:
+            return False
+        if place.line is None:  # an agent: the named function is on its stack
+            return any(func == place.where for func, _, _ in frames)
+        own = [line for _, file, line in frames if Path(file).name == self.program]
+        return bool(own) and own[0] == place.line
+
+    def observe(self, jobs: list[Launched]) -> dict[tuple[str, int], str] | None:
+        """One look at every process of the running ``jobs``: their stacks when every
+        party is where the page says (each rank 0..world_size-1 exactly once where ranks
+        are named, no worker at all where only agents are, and each job's agents where
+        ``every agent`` says), else None.
+
+        Each process's role is read from outside: a worker has ``RANK`` in its
+        environment (``/proc/PID/environ``), an agent runs ``torchrun``."""
+        named_ranks = any(b.who != "every agent" for b in self.blocked_in)
+        agents_place = self.place("every agent")
+        stacks: dict[tuple[str, int], str] = {}
+        ranks: list[int] = []
+        for job in jobs:
+            agents = 0
+            for proc in job_processes(job):
+                try:
+                    env, argv = proc.environ(), proc.cmdline()
+                except psutil.Error:
+                    return None
+                if "RANK" in env:
+                    if not named_ranks or not env["RANK"].isdigit():
+                        return None  # a worker runs where the page says none starts
+                    rank = int(env["RANK"])
+                    dump = py_spy_dump(proc.pid)
+                    if not self._is_there(rank, dump):
+                        return None
+                    ranks.append(rank)
+                    stacks[(f"rank {rank}", proc.pid)] = dump
+                elif any(word.endswith("torchrun") for word in argv[:2]):
+                    agents += 1
+                    if agents_place is not None:
+                        dump = py_spy_dump(proc.pid)
+                        if not self._is_there("every agent", dump):
+                            return None
+                        stacks[("agent", proc.pid)] = dump
+            if agents_place is not None and agents == 0:
+                return None
+        if named_ranks and sorted(ranks) != list(range(self.world_size)):
+            return None
+        return stacks
+
+
+def _queued(popen) -> float:
+    """Seconds a Slurm job waited in the queue (0 for a local agent)."""
+    return popen.queued_s if getattr(popen, "slurm_job_id", None) is not None else 0.0
+
+
+def await_hang(jobs: list[Launched], hang: Hang, time_limit_s: float, started: float) -> HangProof | None:
+    """Watch running jobs, every :data:`POLL_S` seconds, until every party has been seen
+    where the page says for :data:`SETTLE_S` seconds without a break.
+
+    Args:
+        jobs: the agents of one job (one per node), launched at ``started``.
+        hang: where the page says they hang.
+        time_limit_s: the job's limit in seconds (queue time of a Slurm job not counted).
+        started: a ``time.monotonic()`` reading at the launch.
+
+    Returns:
+        The :class:`HangProof`; None when a job ended first or the limit came first (the
+        caller then goes on exactly as without watching).
+    """
+    since = None
+    while True:
+        if any(job.popen.poll() is not None for job in jobs):
+            return None
+        if time.monotonic() - started - _queued(jobs[0].popen) >= time_limit_s:
+            return None
+        stacks = hang.observe(jobs)
+        now = time.monotonic()
+        if stacks is None:
+            since = None
+        elif since is None:
+            since = now
+        elif now - since >= SETTLE_S:
+            return HangProof(stacks, now - since, now - started - _queued(jobs[0].popen))
+        time.sleep(POLL_S)
+
+
 def _read_rank_logs(*log_dirs: Path) -> list[RankLog]:
     """torchrun's per-rank logs anywhere under these folders
     (``<run>/attempt_<n>/<local rank>/stdout.log``), one :class:`RankLog` each."""
@@ -475,9 +676,15 @@ def _slurm():
     return SLURM
 
 
-def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
+def finish(job: Launched, time_limit_s: float, started: float, *, hang: Hang | None = None,
+           proof: HangProof | None = None) -> JobResult:
     """Wait for a launched agent within its time limit (seconds since ``started``, a
     ``time.monotonic()`` reading), stop it if it overruns, collect its output.
+
+    With ``hang`` (where its page says the job hangs, :class:`Hang`) the job is watched
+    (:func:`await_hang`) and stopped, as at its limit, once the hang is proven; with
+    ``proof`` (a hang already proven by watching every node, :func:`finish_all`) it is
+    stopped at once. Either way the result is ``timed_out`` with the proof in ``hang``.
 
     For a Slurm job, time it waited in the queue does not count (neither against the
     limit nor in ``duration_s``); one the runner cancelled at its limit through another
@@ -488,11 +695,18 @@ def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
     slurm = getattr(popen, "slurm_job_id", None) is not None
     queued = (lambda: popen.queued_s) if slurm else (lambda: 0.0)
     timed_out = False
-    try:
-        popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started - queued())))
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    if proof is None and hang is not None:
+        proof = await_hang([job], hang, time_limit_s, started)
+    if proof is not None and popen.poll() is None:
+        timed_out = True  # proven hung where the page says: what waiting longer would show
         _stop(popen, pid_dir, job.cwd)
+    else:
+        proof = None
+        try:
+            popen.wait(timeout=max(0.0, time_limit_s - (time.monotonic() - started - queued())))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _stop(popen, pid_dir, job.cwd)
     if slurm and popen.stopped_by_runner:
         timed_out = True  # a multi-node job: the first node's view stopped it for all
     if slurm:
@@ -526,11 +740,20 @@ def finish(job: Launched, time_limit_s: float, started: float) -> JobResult:
         job_dir=job.job_dir,
         slurm_job_id=getattr(popen, "slurm_job_id", None),
         slurm_state=getattr(popen, "state", None),
+        hang=proof,
     )
 
 
+def finish_all(jobs: list[Launched], time_limit_s: float, started: float, *, hang: Hang | None = None) -> list[JobResult]:
+    """:func:`finish` every node of one job, in order; with ``hang``, all nodes are
+    watched together first and, once the hang is proven on all of them, each is stopped
+    as at its limit (in the same order as there)."""
+    proof = await_hang(jobs, hang, time_limit_s, started) if hang is not None else None
+    return [finish(job, time_limit_s, started, proof=proof) for job in jobs]
+
+
 def run_job(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware: dict[str, str] | None = None,
-            plugins: tuple[str, ...] = ()) -> JobResult:
+            plugins: tuple[str, ...] = (), hang: Hang | None = None) -> JobResult:
     """Run one launch line with the observation-only harness, to its end or its time limit.
 
     Args:
@@ -542,15 +765,18 @@ def run_job(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware:
             every process of the job is SIGKILLed.
         hardware: device selection (:data:`HARDWARE_ENV` only).
         plugins: recorder modules from ``tests/harness`` to load in every worker.
+        hang: where the page says the job hangs (:class:`Hang`): it is then stopped as
+            soon as that is proven (see :func:`finish`).
 
     Returns:
         The :class:`JobResult`; use :meth:`JobResult.check` to assert success.
     """
     started = time.monotonic()
-    return finish(launch(line, cwd, hardware=hardware, plugins=plugins), time_limit_s, started)
+    return finish(launch(line, cwd, hardware=hardware, plugins=plugins), time_limit_s, started, hang=hang)
 
 
-def run_bare(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware: dict[str, str] | None = None) -> JobResult:
+def run_bare(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware: dict[str, str] | None = None,
+             hang: Hang | None = None) -> JobResult:
     """Run one launch line exactly as a reader does: no harness, the reader's environment.
 
     Args:
@@ -559,17 +785,20 @@ def run_bare(line: LaunchLine | str, cwd: Path, time_limit_s: float, *, hardware
         time_limit_s: wall-clock limit in seconds; past it torchrun gets SIGTERM and,
             after :data:`GRACE_S` seconds, every process of the job is SIGKILLed.
         hardware: device selection (:data:`HARDWARE_ENV` only).
+        hang: where the page says the job hangs (:class:`Hang`): it is then stopped as
+            soon as that is proven (see :func:`finish`).
 
     Returns:
         The :class:`JobResult` (``bare=True``, no ranks or records); the combined
         output of torchrun and its workers is in ``stdout_text``/``agent_output``.
     """
     started = time.monotonic()
-    return finish(launch(line, cwd, bare=True, hardware=hardware), time_limit_s, started)
+    return finish(launch(line, cwd, bare=True, hardware=hardware), time_limit_s, started, hang=hang)
 
 
 def run_nodes(line: LaunchLine | str, cwds: list[Path], time_limit_s: float, *, bare: bool = False,
-              hardware: list[dict[str, str]] | None = None, plugins: tuple[str, ...] = ()) -> list[JobResult]:
+              hardware: list[dict[str, str]] | None = None, plugins: tuple[str, ...] = (),
+              hang: Hang | None = None) -> list[JobResult]:
     """Run the same launch line on several "nodes" of this machine at once, one agent per
     folder (as a reader types the line in one terminal per node), within one time limit.
 
@@ -580,6 +809,8 @@ def run_nodes(line: LaunchLine | str, cwds: list[Path], time_limit_s: float, *, 
         bare: run without the harness (see :func:`run_bare`).
         hardware: device selection per node (:data:`HARDWARE_ENV` only).
         plugins: recorder modules (harness runs only).
+        hang: where the page says the job hangs (:class:`Hang`, ``world_size`` of all
+            nodes): every node is stopped as soon as that is proven on all of them.
 
     Returns:
         One :class:`JobResult` per node, in the order of ``cwds``; the records of each
@@ -592,7 +823,7 @@ def run_nodes(line: LaunchLine | str, cwds: list[Path], time_limit_s: float, *, 
         jobs = SLURM.launch_nodes(line, cwds, bare=bare, hardware=hardware, plugins=plugins)  # one job, a node per folder
     else:
         jobs = [launch(line, cwd, bare=bare, hardware=hw, plugins=plugins) for cwd, hw in zip(cwds, hardware, strict=True)]
-    return [finish(job, time_limit_s, started) for job in jobs]
+    return finish_all(jobs, time_limit_s, started, hang=hang)
 
 
 def pids_alive(pids: list[int]) -> list[int]:

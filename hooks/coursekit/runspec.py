@@ -24,7 +24,16 @@ Optional docstring lines:
 * ``requires: torch>=X.Y`` -- what the page says holds from that torch release on (e.g. a
   launcher default that changed); on an older torch its tests are skipped, saying so;
 * ``outcome: fails`` or ``outcome: hangs`` -- a "break it" program: what the page says
-  happens (it exits non-zero, or it blocks until stopped) is what is verified.
+  happens (it exits non-zero, or it blocks until stopped) is what is verified;
+* ``blocked-in: WHO: WHERE`` (``outcome: hangs`` only, one line per party) -- where the
+  page says the hang holds each process (:class:`BlockedIn`): ``WHO`` is ``rank N``,
+  ``other ranks`` (every rank not named) or ``every agent`` (the torchrun agents, for a
+  job whose workers never start); ``WHERE`` is, for ranks, a piece of the program's code
+  found on exactly one of its lines (the innermost frame of the program on that rank's
+  stack), for agents the qualified name of a function on the agent's stack
+  (``DynamicRendezvousHandler.next_rendezvous``). The runner stops such a job as soon as
+  every party has been seen there long enough (``tests/torchjob.py``, ``SETTLE_S``)
+  instead of waiting out its time limit.
 """
 from __future__ import annotations
 
@@ -33,7 +42,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["BatchScript", "LaunchLine", "OUTCOMES", "RunSpec", "RunSpecError", "batch_script", "launch_files",
+__all__ = ["BatchScript", "BlockedIn", "LaunchLine", "OUTCOMES", "RunSpec", "RunSpecError", "batch_script", "launch_files",
            "launch_shape", "owner_of", "parse_line", "read_spec", "torchrun_shape"]
 
 _SECTION = re.compile(r"^[ \t]*-{1,}8<-{1,}[ ]+\[start:launch\][ \t]*\n(?P<body>.*?)^[ \t]*-{1,}8<-{1,}[ ]+\[end:launch\]", re.M | re.S)
@@ -41,6 +50,8 @@ _LIMIT = re.compile(r"^[ \t]*time-limit:[ \t]*(?P<seconds>\d+(?:\.\d+)?)[ \t]*s[
 _CUDA = re.compile(r"^[ \t]*requires:[ \t]*cuda(?:[ \t]*>=[ \t]*(?P<gpus>\d+))?[ \t]*$", re.M)
 _TORCH = re.compile(r"^[ \t]*requires:[ \t]*torch[ \t]*>=[ \t]*(?P<version>\d+(?:\.\d+)*)[ \t]*$", re.M)
 _OUTCOME = re.compile(r"^[ \t]*outcome:[ \t]*(?P<outcome>\S+)[ \t]*$", re.M)
+_BLOCKED = re.compile(r"^[ \t]*blocked-in:[ \t]*(?P<who>rank[ \t]+\d+|other ranks|every agent)[ \t]*:[ \t]*(?P<where>\S.*?)[ \t]*$", re.M)
+_BLOCKED_ANY = re.compile(r"^[ \t]*blocked-in:.*$", re.M)
 _ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re.S)
 # $NAME, ${NAME} and ${NAME:-default}: the variables a reader may set for a launch line
 _SHELL_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::-[^}]*)?\}|(?P<bare>[A-Za-z_]\w*))")
@@ -119,6 +130,43 @@ def parse_line(text: str) -> LaunchLine:
 
 
 @dataclass(frozen=True)
+class BlockedIn:
+    """Where a hang-by-design program holds one party of its job (a ``blocked-in:`` line).
+
+    Attributes:
+        who: ``"rank N"``, ``"other ranks"`` or ``"every agent"``.
+        where: for ranks, the piece of code as the docstring gives it; for agents, a
+            function's qualified name as Python reports it (``co_qualname``).
+        line: the program's line (1-based) that holds ``where``; None for agents.
+    """
+
+    who: str
+    where: str
+    line: int | None = None
+
+    @property
+    def rank(self) -> int | None:
+        """The rank a ``rank N`` line names; None for the others."""
+        return int(self.who.split()[1]) if self.who.startswith("rank ") else None
+
+
+def _code_line(program: Path, text: str, where: str) -> int:
+    """The one line of the program's code (after its docstring) holding ``where``."""
+    import ast
+
+    try:
+        body = ast.parse(text).body
+    except SyntaxError as exc:
+        raise RunSpecError(f"{program}: cannot be parsed to find its blocked-in lines ({exc}); fix the program") from None
+    start = body[0].end_lineno if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else 0
+    found = [i + 1 for i, line in enumerate(text.splitlines()) if i >= start and where in line]
+    if len(found) != 1:
+        raise RunSpecError(f"{program}: 'blocked-in: ... {where}' matches {len(found)} lines of its code "
+                           f"({found or 'none'}); quote a piece of exactly one line")
+    return found[0]
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """The launch specification of one snippet program.
 
@@ -133,6 +181,8 @@ class RunSpec:
             or ``"hangs"`` (blocks until the time limit stops it).
         torch_min: the oldest torch release the page's claims hold for, as numbers
             (``(2, 13)``); empty when any supported torch will do.
+        blocked_in: for ``outcome: hangs``, where the page says each party is held
+            (:class:`BlockedIn`); empty when the program does not say.
     """
 
     program: Path
@@ -141,6 +191,7 @@ class RunSpec:
     cuda_gpus: int = 0
     outcome: str = "passes"
     torch_min: tuple[int, ...] = ()
+    blocked_in: tuple[BlockedIn, ...] = ()
 
     @property
     def commands(self) -> tuple[tuple[str, ...], ...]:
@@ -164,7 +215,9 @@ def read_spec(program: Path) -> RunSpec:
 
     Raises:
         RunSpecError: no launch section, no ``time-limit: N s`` line, an empty launch
-            section, or an ``outcome:`` other than those in :data:`OUTCOMES`.
+            section, an ``outcome:`` other than those in :data:`OUTCOMES`, or a
+            ``blocked-in:`` line that is malformed, names a party twice, quotes code found
+            on no line or on several, or belongs to a program that does not hang.
     """
     text = Path(program).read_text(encoding="utf-8")
     section = _SECTION.search(text)
@@ -187,7 +240,18 @@ def read_spec(program: Path) -> RunSpec:
         raise RunSpecError(f"{program}: outcome '{outcome}' is not one of {', '.join(OUTCOMES)}; fix its 'outcome:' line")
     torch_min = _TORCH.search(text)
     minimum = tuple(int(part) for part in torch_min.group("version").split(".")) if torch_min else ()
-    return RunSpec(Path(program), lines, float(limit.group("seconds")), gpus, outcome, minimum)
+    blocked = []
+    for m in _BLOCKED_ANY.finditer(text):
+        parsed = _BLOCKED.fullmatch(m.group(0))
+        if parsed is None:
+            raise RunSpecError(f"{program}: {m.group(0).strip()!r} is not 'blocked-in: rank N|other ranks|every agent: WHERE'; fix that line")
+        who, where = " ".join(parsed["who"].split()), parsed["where"]
+        if any(b.who == who for b in blocked):
+            raise RunSpecError(f"{program}: two 'blocked-in: {who}:' lines; keep one")
+        blocked.append(BlockedIn(who, where, None if who == "every agent" else _code_line(program, text, where)))
+    if blocked and outcome != "hangs":
+        raise RunSpecError(f"{program}: 'blocked-in:' lines belong to a program with 'outcome: hangs', not '{outcome}'; remove them")
+    return RunSpec(Path(program), lines, float(limit.group("seconds")), gpus, outcome, minimum, tuple(blocked))
 
 
 def torchrun_shape(argv: list[str] | tuple[str, ...]) -> tuple[int, int]:

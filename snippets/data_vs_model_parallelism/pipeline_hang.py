@@ -12,6 +12,8 @@ torchrun --standalone --nproc-per-node=2 pipeline_hang.py
 --8<-- [end:launch]
 time-limit: 60 s
 outcome: hangs
+blocked-in: rank 0: dist.recv(grad, src=1)
+blocked-in: rank 1: dist.recv(act, src=0)
 """
 
 import torch

@@ -11,6 +11,8 @@ torchrun --standalone --nproc-per-node=2 uneven_inputs_no_join.py
 --8<-- [end:launch]
 time-limit: 60 s
 outcome: hangs
+blocked-in: rank 0: dist.all_gather_object(batches, len(loader))
+blocked-in: rank 1: loss_fn(ddp_model(x), y).backward()
 """
 import gc
 

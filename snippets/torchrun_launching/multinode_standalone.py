@@ -13,6 +13,7 @@ torchrun --standalone --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-e
 --8<-- [end:launch]
 time-limit: 40 s
 outcome: hangs
+blocked-in: every agent: DynamicRendezvousHandler.next_rendezvous
 """
 from multinode_train import main  # the same program; only the launch line changed
 

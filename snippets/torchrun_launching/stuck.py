@@ -15,6 +15,8 @@ py-spy dump --pid PID
 --8<-- [end:stacks]
 time-limit: 60 s
 outcome: hangs
+blocked-in: rank 0: dist.all_reduce(loss)
+blocked-in: other ranks: dist.barrier()
 """
 import faulthandler
 import os

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.runspec import parse_line, read_spec
-from torchjob import (HARDWARE_ENV, OBSERVATION_ENV, PageEnvironmentError, bare_folder, check_page_env, pids_alive,
-                      run_bare, run_job, worker_pids)
+from coursekit.runspec import BlockedIn, parse_line, read_spec
+from torchjob import (HARDWARE_ENV, OBSERVATION_ENV, SETTLE_S, VENV_BIN, Hang, PageEnvironmentError, bare_folder,
+                      check_page_env, pids_alive, run_bare, run_job, worker_pids)
 
 PLANTED = Path(__file__).parent / "planted"
 SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
@@ -59,6 +59,46 @@ def test_a_bare_deadlock_is_stopped_at_the_limit_with_nothing_left(tmp_path):
     assert result.leftovers == []
     with pytest.raises(AssertionError, match="TIMED OUT"):
         result.check_exit()
+
+
+def _deadlock_hang(line: int) -> Hang:
+    """deadlock.py's hang as a page would declare it: every rank blocked on ``line``."""
+    where = (PLANTED / "deadlock.py").read_text().splitlines()[line - 1].split("#")[0].strip()
+    return Hang("deadlock.py", (BlockedIn("other ranks", where, line),), world_size=2)
+
+
+needs_py_spy = pytest.mark.skipif(not (VENV_BIN / "py-spy").is_file(), reason=f"Requires: [py-spy] ({VENV_BIN})")
+
+
+@needs_py_spy
+@pytest.mark.parametrize("bare", [True, False], ids=["bare", "harness"])
+def test_a_hang_seen_where_declared_is_stopped_early_with_every_stack(tmp_path, bare):
+    shutil.copy(PLANTED / "deadlock.py", tmp_path / "deadlock.py")
+    line = "torchrun --standalone --nproc-per-node=2 deadlock.py"
+    result = (run_bare if bare else run_job)(line, tmp_path, LIMIT_S, hang=_deadlock_hang(8))
+    assert result.timed_out and result.returncode is None and result.hang is not None
+    assert result.hang.settled_s >= SETTLE_S
+    assert result.duration_s < LIMIT_S, result.report()
+    assert result.leftovers == []
+    assert sorted(who for who, _ in result.hang.stacks) == ["rank 0", "rank 1"]
+    report = result.report()
+    assert "TIMED OUT: stopped after" in report and report.count("py-spy dump ===") == 2
+    assert report.count("<module> (deadlock.py:8)") == 2, report
+    if not bare:  # the harness run still dumps every rank's stack into its log, as at the limit
+        assert pids_alive(worker_pids(result)) == []
+        assert all('deadlock.py", line 8' in r.stderr for r in result.ranks)
+
+
+@needs_py_spy
+def test_a_hang_seen_elsewhere_than_declared_waits_out_the_limit(tmp_path):
+    """Declared on the line after the real hang: never seen there, so never stopped early."""
+    shutil.copy(PLANTED / "deadlock.py", tmp_path / "deadlock.py")
+    limit = SETTLE_S + 12
+    result = run_bare("torchrun --standalone --nproc-per-node=2 deadlock.py", tmp_path, limit, hang=_deadlock_hang(9))
+    assert result.timed_out and result.hang is None
+    assert result.duration_s >= limit
+    assert result.leftovers == []
+    assert "TIMED OUT after" in result.report()
 
 
 def test_a_crashing_rank_fails_the_job_and_is_reported_first(tmp_path):

@@ -126,3 +126,30 @@ def test_a_program_can_require_a_torch_release(tmp_path):
     program.write_text('"""x\n--8<-- [start:launch]\ntorchrun --standalone --nproc-per-node=2 p.py\n'
                        '--8<-- [end:launch]\ntime-limit: 60 s\nrequires: torch>=99.1\n"""\n')
     assert spec_of(program).torch_min == (99, 1)
+
+
+def test_every_program_that_hangs_says_where(tmp_path):
+    """``blocked-in:`` lines (hooks/coursekit/runspec.py): every hang-by-design program
+    names where each party blocks, on exactly one line of its code, and a malformed or
+    misplaced line is refused with the file and the remedy."""
+    from coursekit.runspec import RunSpecError, read_spec as spec_of
+
+    for program in PROGRAMS:
+        spec = spec_of(SNIPPETS / program)
+        assert bool(spec.blocked_in) == (spec.outcome == "hangs"), program
+        for blocked in spec.blocked_in:
+            if blocked.line is not None:
+                assert blocked.where in (SNIPPETS / program).read_text().splitlines()[blocked.line - 1], program
+    stuck = spec_of(SNIPPETS / "torchrun_launching" / "stuck.py")
+    assert [(b.who, b.rank, b.where) for b in stuck.blocked_in] == [
+        ("rank 0", 0, "dist.all_reduce(loss)"), ("other ranks", None, "dist.barrier()")]
+    head = '"""x\n--8<-- [start:launch]\ntorchrun --standalone --nproc-per-node=2 p.py\n--8<-- [end:launch]\ntime-limit: 60 s\n'
+    program = tmp_path / "p.py"
+    for lines, problem in [("outcome: hangs\nblocked-in: rank 0: wait()\n", "matches 2 lines"),
+                           ("outcome: hangs\nblocked-in: rank 0: nowhere()\n", "matches 0 lines"),
+                           ("outcome: hangs\nblocked-in: rank zero: go()\n", "is not 'blocked-in:"),
+                           ("outcome: hangs\nblocked-in: rank 0: go()\nblocked-in: rank 0: go()\n", "two 'blocked-in: rank 0:'"),
+                           ("blocked-in: rank 0: go()\n", "not 'passes'")]:
+        program.write_text(head + lines + '"""\ngo()\nwait()\nwait()\n')
+        with pytest.raises(RunSpecError, match=problem):
+            spec_of(program)

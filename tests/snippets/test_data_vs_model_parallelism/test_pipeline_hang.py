@@ -7,6 +7,7 @@ import re
 
 import pytest
 from conftest import bare_run_test
+from coursekit.runspec import read_spec
 from torchjob import JobResult
 from .lesson import FOLDER, _lines, _run
 
@@ -25,9 +26,12 @@ def hang_job(tmp_path_factory, pytestconfig) -> JobResult:
 
 
 def _line_of(text: str) -> int:
-    """The line number of the one program line that holds ``text``."""
-    found = [i + 1 for i, line in enumerate(SOURCE) if text in line]
-    assert len(found) == 1, (text, found)
+    """The line number of the one line of the program's code that holds ``text``: where
+    a ``blocked-in:`` line of its docstring says a rank hangs (``read_spec`` checks that
+    it is exactly one line of code)."""
+    found = [b.line for b in read_spec(HANG).blocked_in if b.where == text]
+    assert len(found) == 1, (text, read_spec(HANG).blocked_in)
+    assert text in SOURCE[found[0] - 1]
     return found[0]
 
 

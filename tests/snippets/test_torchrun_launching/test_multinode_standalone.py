@@ -1,9 +1,10 @@
 """snippets/torchrun_launching/multinode_standalone.py, run exactly as docs/torchrun-launching.md says.
 
 The "break it" exercise: multinode_train.py's multi-node line with --standalone added, typed
-in two "terminals" of this machine. Both agents must still be waiting at the time limit,
-each listening on a port of its own (its private rendezvous) and neither on the line's
-endpoint port, and no worker may have started.
+in two "terminals" of this machine. Both agents must still be waiting when the runner
+stops them (seen in their rendezvous, as the ``blocked-in:`` line says, or at the time
+limit), each listening on a port of its own (its private rendezvous) and neither on the
+line's endpoint port, and no worker may have started.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from conftest import SNIPPETS, bare_run_test, copy_snippet
 from coursekit.runspec import read_spec, torchrun_shape
-from torchjob import finish, launch
+from torchjob import Hang, finish_all, launch
 from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
 
@@ -46,7 +47,7 @@ def nodes(tmp_path_factory, pytestconfig):
         return all(ports)
 
     wait_for(every_agent_listens, SPEC.time_limit_s - 10, poll_s=0.5)
-    results = [finish(job, SPEC.time_limit_s, started) for job in jobs]
+    results = finish_all(jobs, SPEC.time_limit_s, started, hang=Hang.of(SPEC, nproc * nnodes))
     return {"results": results, "ports": ports}
 
 

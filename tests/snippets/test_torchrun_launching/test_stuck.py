@@ -3,8 +3,9 @@
 A "hangs" program: rank 0 alone calls all_reduce, the others wait at the barrier. Two runs
 of the page's line: a bare one in which the test does what the page tells the reader to
 do while the job hangs (``py-spy dump --pid PID`` for each worker, then ``kill -USR1 PID``
-for the stack that the program's faulthandler prints), and the harness run, which the
-runner stops at the time limit after dumping every rank's stack into its log.
+for the stack that the program's faulthandler prints), and the harness run. The runner
+stops each once every rank is seen where the program's ``blocked-in:`` lines say (or at
+the time limit), after dumping every rank's stack into its log (harness run).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import pytest
 
 from conftest import SNIPPETS, bare_run_test, copy_snippet, run_snippet, snippet_section
 from coursekit.runspec import read_spec, torchrun_shape
-from torchjob import VENV_BIN, finish, launch
+from torchjob import VENV_BIN, Hang, finish, launch
 from slurm_plugin import require_this_machine
 from verification_plugin import effective_line, hardware_env
 
@@ -74,7 +75,7 @@ def probed(tmp_path_factory, pytestconfig):
         # outermost frame (<module>, printed last: threads go newest first) is there
         wait_for(lambda: _DUMP_END.search(running.stderr_path.read_text(errors="replace")[len(before):]), 10)
         faults[rank] = running.stderr_path.read_text(errors="replace")[len(before):]
-    result = finish(running, SPEC.time_limit_s, started)
+    result = finish(running, SPEC.time_limit_s, started, hang=Hang.of(SPEC, nproc * nnodes))
     return {"reached": reached, "pids": pids, "py-spy": dumps, "faulthandler": faults, "result": result, "nproc": nproc}
 
 
