@@ -178,7 +178,25 @@ def _english(project: Project, path: Path) -> tuple[str, dict[str, tuple[str, ..
     return (project.docs_dir / page).read_text(encoding="utf-8"), kinds, frozenset()
 
 
-def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
+def judged(project: Project, path: Path, catalog, checker: TranslationCheck) -> list[tuple]:
+    """:func:`_judged`, remembered while the catalog (the object :func:`po_i18n.catalog.load_cached`
+    keeps while the file is unchanged), its English page and what the page includes stand:
+    a build asks for every catalog in its warnings, its status pages and its interface
+    strings, and a preview rebuild asks again for every catalog after one was edited."""
+    english = _english(project, path)
+    depends = (english, included(checker.engine, english[0]))
+    hit = _judged_memo.get((path, checker))
+    if hit is not None and hit[0] is catalog and hit[1] == depends:
+        return hit[2]
+    rows = list(_judged(project, path, catalog, checker, english))
+    _judged_memo[(path, checker)] = (catalog, depends, rows)
+    return rows
+
+
+_judged_memo: dict[tuple[Path, TranslationCheck], tuple[object, tuple, list[tuple]]] = {}
+
+
+def _judged(project: Project, path: Path, catalog, checker: TranslationCheck, english: tuple):
     """``(entry, plural form or None, English, msgstr, reasons)`` for every used translation
     (not fuzzy, not obsolete, not empty) of a catalog whose msgid is on its page (or, for
     ``_site.po``, is a site string); ``reasons`` is what the safety check refuses
@@ -187,8 +205,8 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck):
 
     An entry whose msgid is on no page can never be shown; it is not rendered (so no
     hand-added entry, however long, costs the check anything but reading it):
-    :func:`check_catalog` reports it."""
-    source, kinds, formats = _english(project, path)
+    :func:`check_catalog` reports it. ``english`` is :func:`_english` of the catalog."""
+    source, kinds, formats = english
     page = checker.page(source)
     rows = []
     for entry in catalog:
@@ -225,24 +243,11 @@ def refused_messages(project: Project, path: Path, checker: TranslationCheck | N
     catalog = po.load_cached(path)
     if catalog is None:
         return {}
-    checker = checker or project_check(project)
-    # A build asks once per language for its config and navigation and once per status
-    # page for every catalog: the answer stands while the catalog (the object load_cached
-    # keeps while the file is unchanged), its page and what the page includes do.
-    english = _english(project, path)
-    depends = (catalog, english, included(checker.engine, english[0]))
-    hit = _refused.get((path, checker))
-    if hit is not None and hit[0][0] is depends[0] and hit[0][1:] == depends[1:]:
-        return dict(hit[1])
     out: dict[str, str] = {}
-    for entry, _, _, _, reasons in judged(project, path, catalog, checker):
+    for entry, _, _, _, reasons in judged(project, path, catalog, checker or project_check(project)):
         if reasons:
             out[entry.msgid] = "; ".join(filter(None, (out.get(entry.msgid), *reasons)))
-    _refused[(path, checker)] = (depends, out)
-    return dict(out)
-
-
-_refused: dict[tuple[Path, TranslationCheck], tuple[tuple, dict[str, str]]] = {}
+    return out
 
 
 def missing_catalogs(project: Project, language: str) -> list[str]:

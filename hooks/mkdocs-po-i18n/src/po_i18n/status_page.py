@@ -11,6 +11,7 @@ from .interface import (PERCENT, STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, ST
                         STATUS_TRANSLATED, STATUS_UNTRANSLATED, Interface)
 from .project import Project
 from .render import render
+from .includes import included
 from .safety import TranslationCheck
 from .segment import segment
 from .stats import catalog_stats
@@ -39,14 +40,29 @@ def _rows(project: Project, language: str, ui: Interface, checker: TranslationCh
         catalog = po.load_cached(path)
         title = _title(project, page, language, catalog)
         if catalog is not None:
-            st = catalog_stats(catalog, refused_messages(project, path, checker))
-            # the share the reader sees, computed as the page's notice computes it
-            source = (project.docs_dir / page).read_text(encoding="utf-8")
-            shown = render(source, po.translations(catalog), accept=checker.page(source).accept, engine=project.engine).percent
-            rows.append((page, title, ui.text(PERCENT, percent=int(shown)), str(st.fuzzy), str(st.untranslated)))
+            shown, fuzzy, untranslated = _figures(project, page, path, catalog, checker)
+            rows.append((page, title, ui.text(PERCENT, percent=int(shown)), str(fuzzy), str(untranslated)))
         else:  # the whole page is shown in English; say why rather than "0 untranslated"
             rows.append((page, title, ui.text(PERCENT, percent=0), "—", _cell(ui.text(STATUS_NO_CATALOG))))
     return rows
+
+
+def _figures(project: Project, page: Path, path: Path, catalog, checker: TranslationCheck) -> tuple[float, int, int]:
+    """(translated % as the page's notice computes it, fuzzy, untranslated) of one catalog,
+    remembered while the catalog object, the page and what it includes stand (every status
+    page of a build, and every preview rebuild, asks for every catalog)."""
+    source = (project.docs_dir / page).read_text(encoding="utf-8")
+    depends = (source, included(project.engine, source))
+    hit = _memo.get((path, checker))
+    if hit is not None and hit[0] is catalog and hit[1] == depends:
+        return hit[2]
+    st = catalog_stats(catalog, refused_messages(project, path, checker))
+    shown = render(source, po.translations(catalog), accept=checker.page(source).accept, engine=project.engine).percent
+    _memo[(path, checker)] = (catalog, depends, (shown, st.fuzzy, st.untranslated))
+    return shown, st.fuzzy, st.untranslated
+
+
+_memo: dict[tuple[Path, TranslationCheck], tuple[object, tuple, tuple[float, int, int]]] = {}
 
 
 def _cell(text: str) -> str:
