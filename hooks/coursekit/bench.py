@@ -26,7 +26,10 @@ Every figure is measured in the same run as its floor, so ratios hold on a noisy
   how many of those runs failed.
 
 Each figure is the minimum and median of several runs (``--repeat``); times in seconds,
-memory in MiB. Results are printed as one table and written as JSON.
+memory in MiB. Results are printed as one table, each figure with its aim and its minimum
+in the last earlier run that measured it, and written as JSON (``bench.json``) with the
+earlier runs of that file under ``history`` (at most :data:`HISTORY`, newest first, each
+with its time and commit).
 """
 from __future__ import annotations
 
@@ -446,7 +449,28 @@ def _versions() -> dict:
     return {"python": platform.python_version(), "cores": os.cpu_count(), "machine": platform.machine(), **found}
 
 
-def _table(results: dict) -> str:
+def _table(results: dict, earlier: list[dict] = ()) -> str:
+    """The results as one table, each figure against its aim; with ``earlier`` results
+    (newest first, as kept in bench.json's ``history``), the newest earlier minimum of
+    each figure in a last column, so a regression shows."""
+    rows = _rows(results)
+    before: dict[str, str] = {}
+    for old in reversed(list(earlier)):
+        before.update({row[0]: f"{row[1]} ({old.get('when', '?')[:10]})" for row in _rows(old)[1:] if row[1]})
+    if before:
+        rows = [(*rows[0], "last run")] + [(*row, before.get(row[0], "")) for row in rows[1:]]
+    columns = len(rows[0])
+    widths = [max(len(str(row[i])) for row in rows) for i in range(columns)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    v = results["versions"]
+    lines.append(f"\n{v['cores']} cores, {v['machine']}, Python {v['python']}, torch {v['torch']}, mkdocs {v['mkdocs']}, "
+                 f"material {v['mkdocs-material']}, static-i18n {v['mkdocs-static-i18n']}")
+    return "\n".join(lines)
+
+
+def _rows(results: dict) -> list[tuple[str, str, str, str]]:
+    """``(figure, min, median, note)`` per figure of one run's results, header first."""
     rows = [("figure", "min", "median", "note")]
     b = results.get("build")
     if b:
@@ -511,13 +535,32 @@ def _table(results: dict) -> str:
                              f"flake rate {100 * row['flake_rate']:.0f} %"))
             else:
                 rows.append((f"bare runs failed: {name}", "-", "", f"skipped {row['skipped']} (needs hardware)"))
-    widths = [max(len(str(row[i])) for row in rows) for i in range(4)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    v = results["versions"]
-    lines.append(f"\n{v['cores']} cores, {v['machine']}, Python {v['python']}, torch {v['torch']}, mkdocs {v['mkdocs']}, "
-                 f"material {v['mkdocs-material']}, static-i18n {v['mkdocs-static-i18n']}")
-    return "\n".join(lines)
+    return rows
+
+
+HISTORY = 10  # earlier runs kept in bench.json
+
+
+def _history(json_path: Path) -> list[dict]:
+    """The earlier runs in ``json_path``, newest first: the run it holds, then its history
+    (at most :data:`HISTORY`); none when the file is missing or not a bench result."""
+    try:
+        last = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(last, dict) or "versions" not in last:
+        return []
+    earlier = last.pop("history", [])
+    return [last, *earlier][:HISTORY]
+
+
+def _commit(root: Path) -> str | None:
+    """The checkout's commit (``git rev-parse --short HEAD``), or None outside git."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
 
 
 def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, factors: tuple[int, ...] = (1, 10, 50),
@@ -560,7 +603,10 @@ def run_bench(root: Path, parts: tuple[str, ...], repeat: int, json_path: Path, 
         results["flakes"] = bench_flakes(root)
     if "fuzz-segment" in parts:
         results["fuzz-segment"] = bench_fuzz_segment()
+    results["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    results["commit"] = _commit(root)
+    results["history"] = _history(json_path)
     json_path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    print(_table(results))
+    print(_table(results, results["history"]))
     print(f"\nwritten: {json_path}")
     return results

@@ -39,3 +39,30 @@ def test_the_benchs_plain_floor_is_mkdocs_material_and_static_i18n_alone(tmp_pat
     for key in ("hooks", "plugins", "nav"):
         original.pop(key), config.pop(key)
     assert config == original
+
+
+def test_course_bench_keeps_earlier_runs_and_shows_each_figures_last_value(tmp_path):
+    """bench.json keeps the last runs (newest first, at most HISTORY), and the table puts
+    each figure's minimum of the newest earlier run beside it."""
+    import json
+
+    from coursekit.bench import HISTORY, _history, _table
+
+    versions = {"cores": 2, "machine": "x86_64", "python": "3.11", "torch": "2.13.0", "mkdocs": "1.6.1",
+                "mkdocs-material": "9.8.2", "mkdocs-static-i18n": "1.3.1"}
+
+    def run(when: str, cold: float) -> dict:
+        stat = {"min": cold, "median": cold, "runs": 1}
+        return {"versions": versions, "when": when, "build": {
+            "cold_s": stat, "warm_s": stat, "without_hooks_s": stat, "cold_ratio": cold, "warm_ratio": 1.0,
+            "aim_cold_ratio": 1.5, "aim_warm_ratio": 1.15}}
+
+    path = tmp_path / "bench.json"
+    assert _history(path) == []
+    older = [run(f"2026-11-{day:02d}T00:00:00Z", 9.0 + day) for day in range(1, 2 * HISTORY)]
+    path.write_text(json.dumps({**run("2026-12-01T00:00:00Z", 5.25), "history": older}), encoding="utf-8")
+    history = _history(path)
+    assert len(history) == HISTORY and history[0]["when"] == "2026-12-01T00:00:00Z" and "history" not in history[0]
+    table = _table(run("2026-12-06T00:00:00Z", 4.5), history)
+    cold = next(line for line in table.splitlines() if line.startswith("build, 5 languages, hooks, cold"))
+    assert "4.50" in cold and "5.25 (2026-12-01)" in cold
