@@ -13,6 +13,7 @@ from pathlib import Path
 from mkdocs.exceptions import ConfigurationError
 
 from . import catalog as po
+from . import verdicts
 from .catalog import CatalogError
 from .check import check_project, config_problems, pending_warnings, page_warnings, project_check, refused_messages
 from .extract import update
@@ -57,6 +58,7 @@ def _stats(project: Project, args: argparse.Namespace) -> list[tuple[str, Path, 
 
 def _cmd_stats(args: argparse.Namespace) -> int:
     project = Project.load(args.config)
+    verdicts.for_project(project)
     rows = _stats(project, args)
     print(f"{'lang':<5} {'catalog':<24} {'translated':>10} {'fuzzy':>6} {'untransl.':>9} {'words %':>8}")
     for language, path, st in rows:
@@ -74,6 +76,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     project = Project.load(args.config)
+    verdicts.for_project(project)
     try:
         found = check_project(project, _languages(project, args), msgfmt=args.msgfmt)
     except FileNotFoundError as exc:
@@ -179,7 +182,10 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     traceback. For a site's own command built the same way (the course's ``course``)."""
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        try:
+            return args.func(args)
+        finally:
+            verdicts.save()  # what check and stats judged, for the next build or command
     except (CatalogError, ProjectError) as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -10,6 +10,8 @@ from __future__ import annotations
 from mkdocs.config import base
 from mkdocs.config import config_options as c
 
+from .verdicts import DEFAULT_FOLDER
+
 __all__ = ["PoI18nConfig"]
 
 
@@ -43,7 +45,8 @@ class PoI18nConfig(base.Config):
     * ``cache`` (``true``) and ``cache_dir`` (``.cache/plugin/po-i18n``, relative to
       mkdocs.yml): the safety check's verdicts are kept in ``<cache_dir>/verdicts.json``
       and reused by the next build while nothing they depend on changed
-      (:mod:`po_i18n.verdicts`); a build gives the same pages and warnings either way.
+      (:mod:`po_i18n.verdicts`; ``po-i18n check`` and ``stats`` use them too); a build
+      gives the same pages and warnings either way.
     """
 
     catalogs = c.Type(str, default="i18n")
@@ -54,4 +57,4 @@ class PoI18nConfig(base.Config):
     translator_guide = c.Optional(c.Type(str))
     search_per_language = c.Type(bool, default=True)
     cache = c.Type(bool, default=True)
-    cache_dir = c.Type(str, default=".cache/plugin/po-i18n")
+    cache_dir = c.Type(str, default=DEFAULT_FOLDER)

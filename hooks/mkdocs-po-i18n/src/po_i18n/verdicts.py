@@ -39,10 +39,11 @@ from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["FORMAT", "MAX_ENTRIES", "VerdictStore", "active", "fingerprint", "key", "remembered", "save", "tuples", "use"]
+__all__ = ["DEFAULT_FOLDER", "FORMAT", "for_project", "MAX_ENTRIES", "VerdictStore", "active", "fingerprint", "key", "remembered", "save", "tuples", "use"]
 
 FORMAT = 1
-MAX_ENTRIES = 200_000  # about 40 MB of JSON at the course's sizes; a site has a few thousand
+DEFAULT_FOLDER = ".cache/plugin/po-i18n"  # relative to mkdocs.yml: the plugin's cache_dir default
+MAX_ENTRIES = 50_000  # about 10 MB of JSON; the course has about 3,000 verdicts, each edit adds a few
 FILE_NAME = "verdicts.json"
 _DISTRIBUTIONS = ("markdown", "pymdown-extensions", "pygments")
 
@@ -133,6 +134,14 @@ def use(folder: Path | str | None) -> VerdictStore | None:
     elif _store is None or _store.folder != Path(folder):
         _store = VerdictStore(Path(folder))
     return _store
+
+
+def for_project(project) -> VerdictStore | None:
+    """:func:`use` the store a site's mkdocs.yml asks for (the po-i18n plugin's ``cache``
+    and ``cache_dir`` options, read by :class:`po_i18n.project.Project`), for the command
+    line: ``po-i18n check`` and ``stats`` share the build's verdicts."""
+    options = project.options or {}
+    return use(project.root / options.get("cache_dir", DEFAULT_FOLDER) if options.get("cache", True) else None)
 
 
 def active() -> VerdictStore | None:
