@@ -60,6 +60,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
     """``plugins: [search, i18n: {...}, po-i18n: {...}]``; options: :class:`po_i18n.config.PoI18nConfig`."""
 
     supports_multiple_instances = False
+    _dirty: DirtyPages | None = None  # under --dirty: what each page was last rendered from
 
     def on_startup(self, command, dirty):
         """Note whether rebuilds are dirty (``mkdocs serve --dirty``, which ``po-i18n serve``
@@ -69,11 +70,12 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
     @event_priority(50)  # before mkdocs-static-i18n's on_config (-100) reads which languages to build
     def _preview_languages(self, config):
         """With ``PO_I18N_PREVIEW_LANGUAGES=sv`` (``po-i18n serve --lang sv``), build the
-        default language and the named ones only; a strict build refuses the variable."""
+        default language and the named ones only; a strict build refuses the variable.
+        Under ``--dirty``, Material's search indexes the pages of each rebuild alone."""
         wanted = set(os.environ.get(PREVIEW_VARIABLE, "").replace(",", " ").split())
         plugin = i18n_plugin(config)
         material_search = config.plugins.get("material/search")
-        if getattr(self, "_dirty", None) is not None and getattr(material_search, "is_dirty", False):
+        if self._dirty is not None and getattr(material_search, "is_dirty", False):
             # Under --dirty, Material's search merges each rebuild's index into the previous
             # one; with mkdocs-static-i18n stacking every language's entries into it, the
             # index grows with each rebuild (5, 15, 31, 54 s per rebuild at 250 pages). The
@@ -183,7 +185,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             if language != default:
                 page.dest_uri = f"{language}/{page.dest_uri}"
             files.append(page)
-        if getattr(self, "_dirty", None) is not None:
+        if self._dirty is not None:
             language, default = language_of(config)
             self._dirty.mark(files, project_of(config), language, default, frozenset({uri} if uri else ()))
         if self._search_per_language(config):
@@ -235,7 +237,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         """Keep the verdicts of the safety check for the next build; split the merged
         search index into one index per language (only once, after the last language is
         built)."""
-        if getattr(self, "_dirty", None) is not None:
+        if self._dirty is not None:
             self._dirty.built()
         plugin = i18n_plugin(config)
         if plugin is None or plugin.building:
@@ -250,7 +252,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         """Keep the verdicts computed before the error: they hold whatever failed. A dirty
         rebuild renders what this one marked again."""
         verdicts.save()
-        if getattr(self, "_dirty", None) is not None:
+        if self._dirty is not None:
             self._dirty.failed()
 
     def on_serve(self, server, config, builder):
