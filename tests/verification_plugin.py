@@ -1,6 +1,10 @@
 """pytest plugin: run snippet tests only when needed, and record what passed.
 
-A test module marks the program it verifies with ``pytest.mark.verifies("lesson/x.py")``.
+A test module marks the program it verifies with ``pytest.mark.verifies("lesson/x.py")``,
+and only that module: ``tests/snippets/test_lesson/test_x.py``, the one the build names
+(``coursekit.verification.test_for``). A module of a lesson named after an existing program
+without the marker, a marker naming another module's program or none, and a torchrun module
+of a lesson that verifies nothing fail to collect, in one line (:func:`verifies_problem`).
 
 * Before the run, a program whose current content already has a passing record for
   this platform and environment class is skipped as already verified, unless
@@ -36,7 +40,7 @@ import pytest
 import torchjob
 from coursekit.runspec import LaunchLine, RunSpec, launch_shape, read_spec
 from coursekit.verification import (Record, content_hash, environment_class, load_records, platform_name, record_key,
-                                    save_records, status)
+                                    save_records, status, test_for)
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
@@ -205,6 +209,94 @@ def _reverify(config) -> bool:
         or os.environ.get("COURSE_REVERIFY", "") not in ("", "0")
         or os.environ.get("CI", "").lower() in ("1", "true", "yes")
     )
+
+
+LESSON_TESTS = ROOT / "tests" / "snippets"
+
+
+def named_program(module: Path) -> str | None:
+    """The program a lesson's test module is named after, by the rule the build's remedy
+    follows (:func:`coursekit.verification.test_for`): ``tests/snippets/test_<slug>/test_<name>.py``
+    -> ``"<slug>/<name>.py"``, whether that program exists or not.
+
+    Args:
+        module: the test module's path.
+
+    Returns:
+        The program, relative to ``snippets/``; None for a module outside a lesson's
+        folder (``tests/snippets/test_clean_exit.py``, ``tests/runner/…``).
+    """
+    try:
+        slug, name = Path(module).resolve().relative_to(LESSON_TESTS).parts
+    except ValueError:
+        return None
+    if not (slug.startswith("test_") and name.startswith("test_") and name.endswith(".py")):
+        return None
+    return f"{slug[len('test_'):]}/{name[len('test_'):]}"
+
+
+def verifies_problem(module: Path, marked: set[str], launches: bool) -> str | None:
+    """Why a test module's ``verifies`` marker would leave a program without its record,
+    or None when it is right.
+
+    A lesson's module named after an existing program must mark that program (else its
+    passing runs write no record and the build keeps saying the program changed since
+    its last passing run); a marker must name an existing program whose module, by the
+    build's remedy (:func:`coursekit.verification.test_for`), is this one; a module of a
+    lesson that launches torchrun jobs must verify a program.
+
+    Args:
+        module: the test module's path.
+        marked: the programs its ``pytest.mark.verifies(...)`` markers name.
+        launches: it is marked ``torchrun`` or has a bare-run test (``conftest.bare_run_test``).
+
+    Returns:
+        One line naming the module, the problem and the remedy; None when there is none.
+    """
+    try:
+        where = Path(module).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        where = str(module)
+    named = named_program(module)
+    if len(marked) > 1:
+        return f"{where}: verifies {len(marked)} programs ({', '.join(sorted(marked))}); keep one module per program, named after it"
+    for program in marked:
+        if not (SNIPPETS / program).is_file():
+            return (f"{where}: pytest.mark.verifies({program!r}) names no program (there is no snippets/{program}); "
+                    f"name the program it runs, relative to snippets/" + (f": {named!r}" if named and (SNIPPETS / named).is_file() else ""))
+        if program != named:
+            remedy = (f"mark it pytest.mark.verifies({named!r}), the program it is named after"
+                      if named and (SNIPPETS / named).is_file() else f"move its tests to {test_for(program)}")
+            return (f"{where}: verifies snippets/{program}, but the build tells whoever changes that program to run "
+                    f"{test_for(program)}; {remedy}")
+    if marked or named is None:
+        return None
+    if (SNIPPETS / named).is_file():
+        return (f"{where}: verifies no program, so passing here writes no record of snippets/{named} and the build "
+                f"keeps saying it changed since its last passing run; add pytest.mark.verifies({named!r}) to its pytestmark")
+    if launches:
+        folder = named.partition("/")[0]
+        return (f"{where}: launches torchrun jobs but verifies no program, and there is no snippets/{named}; name the "
+                f"module test_<program>.py after the program it runs and add pytest.mark.verifies('{folder}/<program>.py')")
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """A test module whose ``verifies`` marker is missing or wrong (:func:`verifies_problem`)
+    fails to collect, in one line naming the module and the remedy."""
+    report = yield
+    if not isinstance(collector, pytest.Module) or not report.passed:
+        return report
+    functions = [node for node in report.result if isinstance(node, pytest.Function)]
+    marked = {m.args[0] for m in collector.iter_markers("verifies") if m.args}
+    marked |= {m.args[0] for f in functions for m in f.iter_markers("verifies") if m.args}
+    launches = (collector.get_closest_marker("torchrun") is not None
+                or any(f.get_closest_marker("torchrun") or "bare_run_index" in f.fixturenames for f in functions))
+    problem = verifies_problem(collector.path, marked, launches)
+    if problem is None:
+        return report
+    return pytest.CollectReport(report.nodeid, "failed", problem, [], report.sections)
 
 
 def _program_of(item) -> str | None:

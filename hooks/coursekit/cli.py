@@ -21,6 +21,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_new_program(args: argparse.Namespace) -> int:
+    from .scaffold import ScaffoldError, new_program
+
+    root = Project.load(args.config).root
+    try:
+        made = new_program(root, args.lesson, args.name)
+    except ScaffoldError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    for path in made.written:
+        print(f"wrote {path.relative_to(root)}")
+    print(f"\nShow it on docs/{made.page.name} with these blocks (each a fence whose only line includes a section):\n")
+    print("\n\n".join(made.includes))
+    print(f"\nThen make it teach something, test each claim the page makes, and verify it (this writes its record):\n"
+          f"  .venv/bin/python -m pytest {made.test.relative_to(root)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``course`` command (argparse, one sub-parser per command)."""
     parser, sub = command_parser("course", __doc__.splitlines()[0])
@@ -44,6 +62,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--factors", type=int, nargs="+", default=[1, 10, 50], metavar="K", help="page multipliers for the scale part")
     p.add_argument("--json", type=Path, default=Path("bench.json"), metavar="PATH", help="where to write the results (default: %(default)s)")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("new-program", help="start a lesson's new program and its test module",
+                       description="Write snippets/<lesson_module>/<name>.py, a bare program that runs as a torchrun job "
+                                   "(its launch section and time limit in its docstring, the course's device rule, one "
+                                   "all-reduce), and tests/snippets/test_<lesson_module>/test_<name>.py (its harness run, "
+                                   "a test of what it prints, its bare runs, and the verifies marker that gets it a "
+                                   "record); print the include lines to paste into the page. Never overwrites a file "
+                                   "(exit status 2).")
+    p.add_argument("lesson", help="the lesson's slug, as its page is named (ddp-basics) or its programs' folder (ddp_basics)")
+    p.add_argument("name", help="the program's name, a lower-case Python module name (rank_sum)")
+    p.set_defaults(func=_cmd_new_program)
     return parser
 
 
