@@ -228,3 +228,36 @@ def test_a_changed_program_shows_no_output_from_its_old_record(project):
     for language in LANGUAGES:
         after = html(project, language, "ddp-basics").select("article details.course-output")
         assert len(after) == len(before) - 1 and not any("epoch 2: loss" in b.get_text() for b in after), language
+
+
+def test_english_first_publishes_a_new_paragraph_under_the_notice_and_still_refuses_an_unsafe_translation(project):
+    """mkdocs.yml's ``untranslated: !ENV [PO_I18N_UNTRANSLATED, fail]``: by default a new
+    English paragraph that no catalog translates fails the strict build; with
+    PO_I18N_UNTRANSLATED=warn the page is published, the paragraph in English under the
+    notice; an unsafe translation fails either way."""
+    page = project / "docs" / "ddp-basics.md"
+    text = page.read_text(encoding="utf-8")
+    new = "A sentence the translators have not seen yet."
+    page.write_text(text.replace("\n## Recap", f"\n{new}\n\n## Recap", 1), encoding="utf-8")
+
+    refused = build(project, strict=True)
+    assert refused.returncode == 1
+    assert re.search(r"WARNING .*ddp-basics\.md.*untranslated", refused.stderr), refused.stderr[-2000:]
+
+    english_first = subprocess.run([*MKDOCS, "build", "--strict"], cwd=project, capture_output=True, text=True,
+                                   env={**MKDOCS_ENV, "PO_I18N_UNTRANSLATED": "warn"})
+    assert english_first.returncode == 0, english_first.stderr[-2000:]
+    for language in ("ru", "ja"):
+        shown = html(project, language, "ddp-basics")
+        assert shown.select_one("article p.course-notice") is not None
+        assert new in shown.get_text()
+
+    path = project / "i18n" / "ja" / "ddp-basics.po"
+    catalog = polib.pofile(str(path))
+    entry = next(e for e in catalog if e.msgstr and not e.fuzzy and "`" not in e.msgid and e.msgid[0].isalpha())
+    entry.msgstr += " [here](https://example.com/)"  # a link the English does not have
+    catalog.save(str(path))
+    unsafe = subprocess.run([*MKDOCS, "build", "--strict"], cwd=project, capture_output=True, text=True,
+                            env={**MKDOCS_ENV, "PO_I18N_UNTRANSLATED": "warn"})
+    assert unsafe.returncode == 1
+    assert re.search(r"WARNING .*ja/ddp-basics\.po:\d+:.*link", unsafe.stderr), unsafe.stderr[-2000:]
