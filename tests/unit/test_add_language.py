@@ -86,3 +86,7 @@ def test_an_unpublished_language_is_carried_and_the_strict_build_passes(project,
     assert proc.returncode == 0, proc.stderr  # untranslated, yet not built: nothing to refuse
     assert (project / "site" / "ru" / "ddp-basics" / "index.html").is_file()
     assert not (project / "site" / "de").exists()
+    preview = subprocess.run([*MKDOCS, "build", "-q"], cwd=project, capture_output=True, text=True,
+                             env={**MKDOCS_ENV, "PO_I18N_PREVIEW_LANGUAGES": "de"})  # po-i18n serve --lang de
+    assert preview.returncode == 0, preview.stderr
+    assert (project / "site" / "de" / "ddp-basics" / "index.html").is_file()  # a carried language can be previewed
