@@ -14,6 +14,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 
+
+def _languages() -> tuple[str, ...]:
+    from coursekit.languages import published_languages
+    from po_i18n.project import Project
+
+    return published_languages(Project.load(ROOT / "mkdocs.yml"))
+
+
+# The languages a build publishes, the default first: mkdocs.yml's i18n languages without those
+# carried unpublished (build: false), which tests of the built site skip. Every test that
+# depends on the set of languages reads it from here, so a language added to mkdocs.yml
+# (course add-language) is tested with the others.
+LANGUAGES = _languages()
+TRANSLATIONS = LANGUAGES[1:]  # the published translation languages
+
 pytest_plugins = ["verification_plugin", "slurm_plugin"]
 
 def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i18n", "snippets", "hooks")) -> Path:

@@ -39,6 +39,28 @@ def _cmd_new_program(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_add_language(args: argparse.Namespace) -> int:
+    from .languages import LanguageError, add_language
+
+    root = Project.load(args.config).root
+    try:
+        made = add_language(args.config, args.locale, args.name, published=not args.unpublished)
+    except LanguageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    state = "build: true" if made.published else "build: false, carried but not built"
+    print(f"mkdocs.yml: added {made.locale} ({made.name}; {state})")
+    print(f"i18n/{made.locale}/: {len(made.catalogs)} catalogs (one per page, plus the interface catalogs)")
+    if made.glossary is not None:
+        print(f"wrote {made.glossary.relative_to(root)}")
+    else:
+        print(f"kept i18n/{made.locale}/glossary.md as it was")
+    print(f"\nNext: translate them (i18n/README.md), preview with  .venv/bin/po-i18n serve --lang {made.locale}"
+          f"\nand see what is left with  .venv/bin/po-i18n stats --lang {made.locale}"
+          + ("" if made.published else f"\nWhen it is complete, set build: true for {made.locale} in mkdocs.yml."))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``course`` command (argparse, one sub-parser per command)."""
     parser, sub = command_parser("course", __doc__.splitlines()[0])
@@ -73,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("lesson", help="the lesson's slug, as its page is named (ddp-basics) or its programs' folder (ddp_basics)")
     p.add_argument("name", help="the program's name, a lower-case Python module name (rank_sum)")
     p.set_defaults(func=_cmd_new_program)
+
+    p = sub.add_parser("add-language", help="add a translation language: mkdocs.yml, its catalogs, a glossary skeleton",
+                       description="Add the language to the i18n plugin's languages in mkdocs.yml (comments and tags "
+                                   "kept), create its catalogs with po-i18n update --lang LOCALE (one per page, plus the "
+                                   "interface catalogs), and write i18n/LOCALE/glossary.md listing the other glossaries' "
+                                   "terms in English with empty translations. Refuses a locale mkdocs.yml lists already "
+                                   "or Babel does not know (exit status 2).")
+    p.add_argument("locale", help="the locale, as Babel knows it (de, pt_BR)")
+    p.add_argument("name", help="the language's name in that language, as the language selector shows it (Deutsch)")
+    p.add_argument("--unpublished", action="store_true",
+                   help="write build: false: carry the language in the repository, unbuilt, until it is complete")
+    p.set_defaults(func=_cmd_add_language)
     return parser
 
 

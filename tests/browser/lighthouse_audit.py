@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))  # run as a script: site_server sits in tests/
 
+from coursekit.languages import published_languages  # noqa: E402
 from po_i18n.project import Project  # noqa: E402
 from site_server import serve_built_site  # noqa: E402
 
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"--page {unknown[0]!r} is not one of the audited pages: {', '.join(repr(p) for p in pages)}")
         pages = args.page
-    languages = ("", *(f"{code}/" for code in project.languages))
+    languages = ("", *(f"{code}/" for code in published_languages(project)[1:]))
     if args.language:
         languages = tuple("" if code == project.default_language else f"{code}/" for code in args.language)
     if "ja/" in languages and _japanese_font() is None:

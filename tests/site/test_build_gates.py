@@ -12,12 +12,10 @@ import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import copy_project
+from conftest import LANGUAGES, copy_project
 from site_server import MKDOCS, MKDOCS_ENV
 
 pytestmark = pytest.mark.site
-
-LANGUAGES = ("en", "ru", "ja", "tr", "sv")
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The built site: five language trees, translated pages, identical code, working switcher."""
+"""The built site: a tree per published language, translated pages, identical code, working switcher."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ import polib
 import pytest
 from bs4 import BeautifulSoup, NavigableString
 
-from conftest import ROOT, copy_project, snippet_section
+from conftest import LANGUAGES, ROOT, TRANSLATIONS, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
 from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
 from po_i18n.project import Project
@@ -20,7 +20,6 @@ from po_i18n.segment import segment
 pytestmark = pytest.mark.site
 
 PROJECT = Project.load(ROOT / "mkdocs.yml")
-LANGUAGES = (PROJECT.default_language, *PROJECT.languages)
 PAGES = [p.with_suffix("").as_posix() for p in PROJECT.pages()]
 # Pages that show code from snippets/: the lessons.
 LESSONS = [p for p in PAGES if "--8<--" in (PROJECT.docs_dir / f"{p}.md").read_text(encoding="utf-8")]
@@ -179,7 +178,7 @@ def test_no_english_interface_string_in_a_translated_page(site):
         if path.relative_to(site).parts[0] not in PROJECT.languages:
             english |= _interface_strings(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), "en")
     found = []
-    for language in PROJECT.languages:
+    for language in TRANSLATIONS:
         for path in sorted((site / language).rglob("*.html")):
             soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
             left = (_interface_strings(soup, language) & english) - NAMES - _translations(language)
@@ -231,7 +230,7 @@ def _english_texts(soup: BeautifulSoup) -> set[str]:
     }
 
 
-@pytest.mark.parametrize("language", PROJECT.languages)
+@pytest.mark.parametrize("language", TRANSLATIONS)
 def test_fully_translated_pages_contain_no_english_paragraph(site, language):
     for page in PAGES:
         catalog = polib.pofile(str(PROJECT.catalog_path(language, f"{page}.md")))
@@ -246,7 +245,7 @@ def test_fully_translated_pages_contain_no_english_paragraph(site, language):
 
 def test_a_missing_translation_falls_back_to_english_with_a_warning(tmp_path):
     copy_project(tmp_path)
-    language = PROJECT.languages[0]
+    language = TRANSLATIONS[0]
     catalog_file = tmp_path / "i18n" / language / "ddp-basics.po"
     catalog = polib.pofile(str(catalog_file))
     entry = next(e for e in catalog if e.comment == "paragraph")
@@ -431,7 +430,7 @@ def test_no_script_holds_up_the_first_paint(request, build):
     assert later >= 2 * len(LANGUAGES) * len(PAGES)  # Material's bundle and course.js on every page
 
 
-@pytest.mark.parametrize("language", PROJECT.languages)
+@pytest.mark.parametrize("language", TRANSLATIONS)
 def test_a_404_page_offers_every_languages_home_and_no_alternates(site, hosted_site, language):
     for built, root in ((hosted_site, "/torch-distributed-course/"), (site, None)):
         soup = BeautifulSoup((built / language / "404.html").read_text(encoding="utf-8"), "html.parser")

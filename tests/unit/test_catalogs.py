@@ -557,7 +557,7 @@ def test_a_page_saved_after_its_catalog_changed_in_english(project):
     the English saved after the catalog is the record that the English changed."""
     from po_i18n.check import check_catalog
 
-    for language in ("ru", "ja", "tr"):
+    for language in set(project.languages) - {"sv"}:
         (project.i18n_dir / language / "ddp-basics.po").unlink()
     page = project.docs_dir / "ddp-basics.md"
     path = project.catalog_path("sv", "ddp-basics.md")

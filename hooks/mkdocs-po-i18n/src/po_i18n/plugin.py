@@ -97,6 +97,8 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             if lang.locale not in wanted and lang.locale != plugin.default_language and lang.build:
                 lang["build"] = False
                 left_out.append(lang.locale)
+            elif lang.locale in wanted and not lang.build:  # carried unpublished (build: false): previewed all the same
+                lang["build"] = True
         if left_out:
             log.info(f"preview of {', '.join(plugin.build_languages)} only ({PREVIEW_VARIABLE}); not built: {', '.join(left_out)}")
         return config
