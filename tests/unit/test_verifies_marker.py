@@ -77,7 +77,7 @@ def test_a_marker_outside_the_programs_module_is_named():
 def test_pytest_stops_at_collection_in_one_line(tmp_path, lanes):
     """The issue's case, in a copy of the project: a program's test module without its
     marker. pytest stops before running anything, with one line and no traceback."""
-    project = copy_project(tmp_path, ("pyproject.toml", "tests", "snippets", "hooks"))
+    project = copy_project(tmp_path, ("pyproject.toml", "mkdocs.yml", "docs", "i18n", "tests", "snippets", "hooks"))
     module = project / "tests" / "snippets" / "test_ddp_basics" / "test_accumulate.py"
     text = module.read_text(encoding="utf-8")
     marked = ', pytest.mark.verifies("ddp_basics/accumulate.py")'

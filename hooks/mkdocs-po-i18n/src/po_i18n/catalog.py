@@ -18,7 +18,7 @@ from pathlib import Path
 import polib
 from babel.messages.plurals import get_plural
 
-from . import catalog_file
+from . import catalog_cache, catalog_file
 from .catalog_file import CatalogError, shown
 from .filecache import StatCache
 
@@ -137,6 +137,10 @@ def load(path: Path) -> polib.POFile:
             the problem and the remedy, and quotes nothing of the file.
     """
     raw = catalog_file.read(path)
+    catalog = catalog_cache.kept(raw)  # these bytes passed every check below before
+    if catalog is not None:
+        catalog.fpath = str(path)
+        return catalog
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -165,6 +169,7 @@ def load(path: Path) -> polib.POFile:
                                     "an entry out of order (an entry is: comments, msgctxt, msgid, msgid_plural, "
                                     "then msgstr or msgstr[N])")
         raise CatalogError(path, line, f"{reason}; fix the entry (an editor such as Poedit shows it)") from None
+    catalog_cache.keep(raw, catalog)
     catalog.fpath = str(path)
     return catalog
 

@@ -186,6 +186,7 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
             return args.func(args)
         finally:
             verdicts.save()  # what check and stats judged, for the next build or command
+            verdicts.use(None)  # a command's store ends with it (main() may run in a longer process)
     except (CatalogError, ProjectError) as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -77,6 +77,9 @@ def interface_for(catalog: polib.POFile | None, refused: frozenset[str] = frozen
     return hit[1]
 
 
+_LOCALES: dict[str, Locale] = {}
+
+
 class Interface:
     """The interface strings in one language.
 
@@ -91,7 +94,6 @@ class Interface:
     def __init__(self, catalog: polib.POFile | None = None, refused: frozenset[str] = frozenset()) -> None:
         #: the catalog's ``Language`` header (``"en"`` for English): how lists are joined
         self.locale = ((catalog.metadata.get("Language") if catalog is not None else None) or "en").replace("-", "_")
-        self._locale: Locale | None = None
         if catalog is None:
             self._t: gettext.NullTranslations = gettext.NullTranslations()
             return
@@ -146,10 +148,12 @@ class Interface:
             return ", ".join(items)
 
     def _babel_locale(self) -> Locale:
-        """The Babel locale, parsed once (each parse reads its CLDR data again)."""
-        if self._locale is None:
-            self._locale = Locale.parse(self.locale)
-        return self._locale
+        """The Babel locale, parsed once per process (a new ``Locale`` reads and merges its
+        CLDR data again, and a build makes an interface per language and hook)."""
+        found = _LOCALES.get(self.locale)
+        if found is None:
+            found = _LOCALES[self.locale] = Locale.parse(self.locale)
+        return found
 
     @staticmethod
     def before(label: str, rest: str) -> str:

@@ -92,7 +92,7 @@ def refused_together(engine: MarkdownEngine, source: str, accepted: Mapping[str,
         (the rest of ``accepted`` does not count).
     """
     on_page = tuple((m, accepted[m]) for m in _ordered(engine, source) if m in accepted)
-    return dict(_refused_together(engine, source, on_page, fallback_lang, _included(engine, source)))
+    return dict(_refused_together(engine, source, on_page, fallback_lang, _included(engine, source), MAX_TOGETHER))
 
 
 def clear_caches() -> None:
@@ -108,9 +108,10 @@ def clear_caches() -> None:
 @functools.lru_cache(maxsize=1024)
 @verdicts.remembered("page")
 def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[str, str], ...],
-                      fallback_lang: str | None, included: str) -> tuple[tuple[str, str], ...]:
+                      fallback_lang: str | None, included: str, bound: int) -> tuple[tuple[str, str], ...]:
     """:func:`refused_together` over ``on_page``, the page's (msgid, msgstr) pairs in page
-    order; ``included`` is :func:`_included` of the page."""
+    order; ``included`` is :func:`_included` of the page; after ``bound`` refusals the rest
+    is refused at once (:data:`MAX_TOGETHER`, an argument so that it is part of the key)."""
     accepted = dict(on_page)
     msgids = _ordered(engine, source)
     same = {m: m for m in msgids if accepted.get(m) == m}  # kept as they are, on both sides
@@ -128,7 +129,7 @@ def _refused_together(engine: MarkdownEngine, source: str, on_page: tuple[tuple[
 
     refused: dict[str, str] = {}
     while order and breaks(order):
-        if len(refused) == MAX_TOGETHER:  # bounded work: the rest of the page shows in English
+        if len(refused) == bound:  # bounded work: the rest of the page shows in English
             refused.update((m, TOO_MANY) for m in order)
             break
         lo, hi = 0, len(order)  # no translation keeps the page; all of them break it

@@ -64,6 +64,7 @@ class VerdictStore:
         self.hits = self.misses = 0
         self._entries: dict[str, object] | None = None
         self._used: dict[str, object] = {}
+        self._new = False  # a verdict was computed since the last save
 
     @property
     def path(self) -> Path:
@@ -95,13 +96,14 @@ class VerdictStore:
         if self._entries is None:
             self._entries = self._read()
         self._entries[key] = self._used[key] = value
+        self._new = True
 
     def save(self) -> None:
         """Write the verdicts used or computed since the last save over the file, the
-        most recent last, keeping at most :data:`MAX_ENTRIES`. Nothing to write: nothing
-        happens. Never raises: a store that cannot be written only costs the next build
-        the time to judge again (logged at debug level)."""
-        if not self._used:
+        most recent last, keeping at most :data:`MAX_ENTRIES`. Never raises: a store that cannot be written only costs the next build
+        the time to judge again (logged at debug level). A store that computed nothing
+        new leaves the file as it is (a warm build writes nothing)."""
+        if not self._used or not self._new:
             return
         merged = self._read()
         for key in self._used:
@@ -119,7 +121,7 @@ class VerdictStore:
         except OSError as exc:
             log.debug(f"po-i18n: cannot write the verdict cache {self.path}: {exc}")
             return
-        self._entries, self._used = merged, {}
+        self._entries, self._used, self._new = merged, {}, False
 
 
 _store: VerdictStore | None = None
