@@ -24,6 +24,7 @@ FIRST_BUCKET_MIB = 1  # the page: "the first bucket to be reduced holds only abo
 def _rebuilt_bucket_sizes(**ddp_kwargs) -> list[int]:
     """The bucket sizes DDP uses from the second iteration on, for eight 1 MiB layers."""
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    ddp = None
     try:
         torch.manual_seed(0)
         model = nn.Sequential(*[nn.Linear(512, 512) for _ in range(LAYERS)])
@@ -34,6 +35,11 @@ def _rebuilt_bucket_sizes(**ddp_kwargs) -> list[int]:
         assert data["has_rebuilt_buckets"] == 1
         return [int(size) for size in data["rebuilt_bucket_sizes"].split(",")]
     finally:
+        # DDP's reducer holds the process group: freed after destroy_process_group(), the
+        # group's destructor joins gloo threads that can wait forever (seen once in CI:
+        # ~ProcessGroupGloo in std::thread::join under ~Reducer). Free it first, as the
+        # lesson's own programs end (docs/torchrun-launching.md, "End every worker cleanly").
+        ddp = None
         dist.destroy_process_group()
 
 

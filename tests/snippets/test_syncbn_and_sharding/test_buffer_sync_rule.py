@@ -61,6 +61,7 @@ def copies(monkeypatch):
 
 def test_ddp_copies_buffers_before_a_forward_pass_only_if_the_one_before_ran_with_gradients_outside_no_sync(copies):
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    ddp = None
     try:
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
@@ -99,4 +100,5 @@ def test_ddp_copies_buffers_before_a_forward_pass_only_if_the_one_before_ran_wit
         forward("eval mode, with gradients")
         assert seen == EXPECTED
     finally:
+        ddp = None  # DDP's reducer holds the group: free it before destroying it (test_bucket_defaults.py)
         dist.destroy_process_group()

@@ -116,6 +116,7 @@ def test_ddp_buckets_are_a_second_copy_of_the_gradients_unless_they_are_views(gr
     # one process, one bucket: the comm hook sees the bucket DDP all-reduces
     store = dist.HashStore()
     dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+    ddp = None
     try:
         model = nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 1))
         ddp = DDP(model, gradient_as_bucket_view=gradient_as_bucket_view)
@@ -140,4 +141,5 @@ def test_ddp_buckets_are_a_second_copy_of_the_gradients_unless_they_are_views(gr
         else:
             assert not grad_storages & bucket_storages  # the buckets are extra memory
     finally:
+        ddp = None  # DDP's reducer holds the group: free it before destroying it (test_bucket_defaults.py)
         dist.destroy_process_group()
