@@ -41,29 +41,7 @@ import torch
 import torch.distributed as dist
 
 
-# --8<-- [start:setup]
-def choose_device(local_rank: int, local_world_size: int, gpus: int) -> tuple[torch.device, str]:
-    """NCCL needs a GPU of its own for every process on the node; otherwise the CPU and gloo."""
-    if gpus >= local_world_size:
-        return torch.device("cuda", local_rank), "nccl"
-    return torch.device("cpu"), "gloo"
-
-
-def setup() -> torch.device:
-    local_rank = int(os.environ["LOCAL_RANK"])  # set by torchrun
-    local_world_size = int(os.environ["LOCAL_WORLD_SIZE"])  # processes on this node
-    gpus = torch.cuda.device_count()
-    device, backend = choose_device(local_rank, local_world_size, gpus)
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
-    else:
-        if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{{gpus}} GPU(s) for {{local_world_size}} processes: running on CPU with gloo", file=sys.stderr)
-        dist.init_process_group(backend)
-    return device
-# --8<-- [end:setup]
-
+{setup}
 
 def main() -> None:
     device = setup()
@@ -141,6 +119,18 @@ class Scaffold:
     includes: tuple[str, ...]
 
 
+SETUP_FROM = Path("snippets/ddp_basics/train.py")  # the course's device rule, which every program repeats
+
+
+def _setup_section(root: Path) -> str:
+    """The ``setup`` section of :data:`SETUP_FROM`, markers included, as the new program's
+    own copy (a snippet stands alone; the file it is taken from is the one to change)."""
+    text = (root / SETUP_FROM).read_text(encoding="utf-8")
+    start = text.index("# --8<-- [start:setup]\n")
+    end = text.index("# --8<-- [end:setup]\n") + len("# --8<-- [end:setup]\n")
+    return text[start:end]
+
+
 def _lessons(root: Path) -> list[str]:
     """The slugs of the pages that have programs."""
     return sorted(p.stem for p in (root / "docs").glob("*.md") if any((root / "snippets" / p.stem.replace("-", "_")).glob("*.py")))
@@ -183,7 +173,7 @@ def new_program(root: Path, lesson: str, name: str) -> Scaffold:
             raise ScaffoldError(f"{path.relative_to(root)} exists already; nothing was written: choose another name, "
                                 f"or edit the program and its test as they are")
     fields = {"title": f"{name}: one all-reduce over every process (replace with what this program shows).",
-              "page": page.name, "module": module, "name": name}
+              "page": page.name, "module": module, "name": name, "setup": _setup_section(root)}
     written = []
     if not (tests / "__init__.py").exists():
         tests.mkdir(parents=True, exist_ok=True)
