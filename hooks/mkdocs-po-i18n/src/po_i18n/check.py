@@ -184,16 +184,23 @@ def judged(project: Project, path: Path, catalog, checker: TranslationCheck) -> 
     a build asks for every catalog in its warnings, its status pages and its interface
     strings, and a preview rebuild asks again for every catalog after one was edited."""
     english = _english(project, path)
-    depends = (english, included(checker.engine, english[0]))
-    hit = _judged_memo.get((path, checker))
+    return per_catalog(_judged_memo, (path, checker), catalog, (english, included(checker.engine, english[0])),
+                       lambda: list(_judged(project, path, catalog, checker, english)))
+
+
+_judged_memo: dict = {}
+
+
+def per_catalog(memo: dict, key, catalog, depends: tuple, compute):
+    """``compute()``, remembered in ``memo[key]`` while ``catalog`` is the same object
+    (:func:`po_i18n.catalog.load_cached` keeps one while the file is unchanged) and
+    ``depends`` (the English page, what it includes) compares equal."""
+    hit = memo.get(key)
     if hit is not None and hit[0] is catalog and hit[1] == depends:
         return hit[2]
-    rows = list(_judged(project, path, catalog, checker, english))
-    _judged_memo[(path, checker)] = (catalog, depends, rows)
-    return rows
-
-
-_judged_memo: dict[tuple[Path, TranslationCheck], tuple[object, tuple, list[tuple]]] = {}
+    value = compute()
+    memo[key] = (catalog, depends, value)
+    return value
 
 
 def _judged(project: Project, path: Path, catalog, checker: TranslationCheck, english: tuple):

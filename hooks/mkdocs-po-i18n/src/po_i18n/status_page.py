@@ -6,7 +6,7 @@ import posixpath
 from pathlib import Path
 
 from . import catalog as po
-from .check import project_check, refused_messages
+from .check import per_catalog, project_check, refused_messages
 from .interface import (PERCENT, STATUS_FUZZY, STATUS_INTRO, STATUS_LANGUAGE, STATUS_NO_CATALOG, STATUS_PAGE, STATUS_TITLE,
                         STATUS_TRANSLATED, STATUS_UNTRANSLATED, Interface)
 from .project import Project
@@ -52,17 +52,16 @@ def _figures(project: Project, page: Path, path: Path, catalog, checker: Transla
     remembered while the catalog object, the page and what it includes stand (every status
     page of a build, and every preview rebuild, asks for every catalog)."""
     source = (project.docs_dir / page).read_text(encoding="utf-8")
-    depends = (source, included(project.engine, source))
-    hit = _memo.get((path, checker))
-    if hit is not None and hit[0] is catalog and hit[1] == depends:
-        return hit[2]
-    st = catalog_stats(catalog, refused_messages(project, path, checker))
-    shown = render(source, po.translations(catalog), accept=checker.page(source).accept, engine=project.engine).percent
-    _memo[(path, checker)] = (catalog, depends, (shown, st.fuzzy, st.untranslated))
-    return shown, st.fuzzy, st.untranslated
+
+    def compute() -> tuple[float, int, int]:
+        st = catalog_stats(catalog, refused_messages(project, path, checker))
+        shown = render(source, po.translations(catalog), accept=checker.page(source).accept, engine=project.engine).percent
+        return shown, st.fuzzy, st.untranslated
+
+    return per_catalog(_memo, (path, checker), catalog, (source, included(project.engine, source)), compute)
 
 
-_memo: dict[tuple[Path, TranslationCheck], tuple[object, tuple, tuple[float, int, int]]] = {}
+_memo: dict = {}
 
 
 def _cell(text: str) -> str:
