@@ -23,14 +23,35 @@ from .stats import CatalogStats, catalog_stats
 
 def _cmd_update(args: argparse.Namespace) -> int:
     project = Project.load(args.config)
-    report = update(project, _languages(project, args))
+    report = update(project, _languages(project, args), keep_typo_fixes=args.keep_translations, write=not args.dry_run)
+    for path, line, change in report.changes:
+        print(_change_line(project, path, line, change))
+    would = "would update" if args.dry_run else "updated"
     for path in report.written:
-        print(f"updated {path.relative_to(project.root)}")
+        print(f"{would} {path.relative_to(project.root)}")
     for path in report.orphans:
         print(f"{path.relative_to(project.root)}: belongs to no English page; its translations were offered to "
               "the other catalogs of its language (see po-i18n check)")
-    print(f"{len(report.written)} catalog(s) updated, {len(report.unchanged)} unchanged")
+    if args.keep_translations:
+        kept = sum(change.kept for _, _, change in report.changes)
+        print(f"{kept} translation(s) kept current, {len(report.changes) - kept} left fuzzy for their translators")
+    if args.dry_run:
+        print(f"{len(report.written)} catalog(s) would be updated, {len(report.unchanged)} unchanged (dry run: nothing written)")
+    else:
+        print(f"{len(report.written)} catalog(s) updated, {len(report.unchanged)} unchanged")
     return 0
+
+
+def _change_line(project: Project, path: Path, line: int, change) -> str:
+    """``i18n/ru/index.po:12: kept: "…old…" -> "…new…"``, or ``left fuzzy``, with the
+    reason, for one message whose English changed (:class:`po_i18n.keep.Change`)."""
+    from .typo import shown_change
+
+    old, new = shown_change(change.old, change.new)
+    where = f"{path.relative_to(project.root)}:{line}"
+    if change.kept:
+        return f'{where}: kept: "{old}" -> "{new}"'
+    return f'{where}: left fuzzy: "{old}" -> "{new}": {change.reason}'
 
 
 def _languages(project: Project, args: argparse.Namespace) -> tuple[str, ...] | None:
@@ -137,6 +158,11 @@ def build_parser(prog: str = "po-i18n") -> argparse.ArgumentParser:
                                    "page is gone are offered to the others. A catalog with a duplicate message is refused "
                                    "(exit status 2) and then nothing is written.")
     p.add_argument("--lang", action="append", metavar="LOCALE", help="only this language (repeatable)")
+    p.add_argument("--keep-translations", action="store_true",
+                   help="the English changes of this run are typo fixes: keep their translations current, not fuzzy, "
+                        "where the change is only a typo fix by the documented rule (po_i18n.typo) and the translation "
+                        "still passes the safety check; print one line per changed message, kept or left fuzzy")
+    p.add_argument("--dry-run", action="store_true", help="write nothing; print what would be updated")
     p.set_defaults(func=_cmd_update)
 
     p = sub.add_parser("stats", help="show how much of each catalog is translated",

@@ -4,8 +4,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import polib
+
 from . import catalog as po
 from . import catalog_file
+from .keep import Change, keep_translations
 from .project import SITE_DOMAIN, Project
 from .segment import segment
 
@@ -101,13 +104,16 @@ def interface_kinds(project: Project, domain: str = SITE_DOMAIN) -> dict[str, st
 
 @dataclass
 class UpdateReport:
-    """Which catalogs :func:`update` wrote (``written``) and left as they were
-    (``unchanged``), and the catalogs that belong to no page (``orphans``), whose
-    translations were offered to the other catalogs of their language."""
+    """Which catalogs :func:`update` wrote (``written``; with ``write=False``, would
+    write) and left as they were (``unchanged``), the catalogs that belong to no page
+    (``orphans``), whose translations were offered to the other catalogs of their
+    language, and with ``keep_translations``, each message whose English changed:
+    ``(catalog, line of its msgid in the catalog as written, the change)``."""
 
     written: list[Path] = field(default_factory=list)
     unchanged: list[Path] = field(default_factory=list)
     orphans: list[Path] = field(default_factory=list)
+    changes: list[tuple[Path, int, Change]] = field(default_factory=list)
 
 
 def _read(path: Path):
@@ -125,7 +131,8 @@ def _read(path: Path):
     return catalog
 
 
-def update(project: Project, languages: tuple[str, ...] | None = None) -> UpdateReport:
+def update(project: Project, languages: tuple[str, ...] | None = None, *, keep_typo_fixes: bool = False,
+           write: bool = True) -> UpdateReport:
     """Re-extract every page and merge the messages into each language's catalogs
     (:func:`po_i18n.catalog.merge`), offering the translations of a language's orphaned
     catalogs (:meth:`po_i18n.project.Project.orphan_catalogs`: a renamed or deleted
@@ -135,6 +142,11 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
     Args:
         project: the project.
         languages: the locales to update; all translation languages when ``None``.
+        keep_typo_fixes: keep current the translations of messages whose English changed
+            only by a typo fix (:func:`po_i18n.keep.keep_translations`) instead of
+            fuzzy; the writer asks for it (``po-i18n update --keep-translations``).
+        write: ``False`` writes nothing and reports what would be written
+            (``--dry-run``).
 
     Returns:
         An :class:`UpdateReport`. A catalog is only rewritten when its text changes.
@@ -157,8 +169,45 @@ def update(project: Project, languages: tuple[str, ...] | None = None) -> Update
         report.orphans += orphans
         for page, messages in sources:
             path = project.interface_catalog_path(language, page) if isinstance(page, str) else project.catalog_path(language, page)
-            work.append((path, _read(path), messages, language, compendium))
-    for path, old, messages, language, compendium in work:
+            work.append((path, _read(path), messages, language, compendium, page))
+    judges = _judges(project, sources) if keep_typo_fixes else {}
+    for path, old, messages, language, compendium, source in work:
         merged = po.merge(old, messages, language, name, compendium, project.options.get("translator_guide"))
-        (report.written if po.save(merged, path) else report.unchanged).append(path)
+        if keep_typo_fixes:
+            changes = keep_translations(old, merged, *judges[source])
+            report.changes += _placed(path, merged, changes)
+        if write:
+            saved = po.save(merged, path)
+        else:
+            saved = not catalog_file.exists(path) or catalog_file.read(path) != po.saved_text(merged).encode("utf-8")
+        (report.written if saved else report.unchanged).append(path)
     return report
+
+
+def _judges(project: Project, sources: list[tuple[str | Path, list[po.Message]]]) -> dict:
+    """``{source: (safety check of its page, kinds of its msgids)}`` for every page and
+    interface domain: what :func:`po_i18n.keep.keep_translations` judges a change with."""
+    from .check import project_check  # the site's Markdown engine, loaded only when asked for (check imports this module)
+
+    checker = project_check(project)
+    judges = {}
+    for source, messages in sources:
+        if isinstance(source, str):
+            judges[source] = (checker.page(""), {m: (k,) for m, k in interface_kinds(project, source).items()})
+            continue
+        kinds: dict[str, tuple[str, ...]] = {}
+        for message in messages:
+            kinds[message.msgid] = tuple(dict.fromkeys((*kinds.get(message.msgid, ()), message.comment)))
+        judges[source] = (checker.page((project.docs_dir / source).read_text(encoding="utf-8")), kinds)
+    return judges
+
+
+def _placed(path: Path, merged, changes: list[Change]) -> list[tuple[Path, int, Change]]:
+    """``(path, line, change)``: each change with the line of its msgid in the catalog's
+    text as :func:`po_i18n.catalog.save` writes it."""
+    if not changes:
+        return []
+    text = po.saved_text(merged)
+    lines = text.splitlines()
+    written = {e.msgid: e for e in polib.pofile(text, wrapwidth=po.WRAP_WIDTH) if not e.obsolete and e.msgctxt is None}
+    return [(path, po.message_line(lines, written[change.new]), change) for change in changes]
