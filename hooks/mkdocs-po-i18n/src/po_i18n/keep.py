@@ -7,7 +7,8 @@ with the old English as ``#| msgid`` ("Fuzzy Entries"). When the writer asks for
 this step looks at each such message of one catalog and, where the change is only a
 typo fix (:func:`po_i18n.typo.more_than_typo`) and the translation passes the safety
 judgement against the new English, makes it current again: ``msgid`` and ``msgstr``
-updated together, as gettext's practice has the one who fixes a ``msgid`` do.
+updated together, what po4a's ``msguntypot`` does for every message that changed
+between two templates (see :mod:`po_i18n.typo`).
 """
 from __future__ import annotations
 

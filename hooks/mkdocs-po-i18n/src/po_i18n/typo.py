@@ -1,20 +1,27 @@
 """Whether a changed English message is only a typo fix, so that its translations may
 stay current (``po-i18n update --keep-translations``, issue 37).
 
-``msgmerge`` marks every changed message fuzzy, however small the change (gettext
-manual, "Invoking the msgmerge Program"; "Fuzzy Entries"): a translator must look at it
-again. For a spelling fix in the English the translation is as right as before, and
-gettext's practice is that the one who fixes the ``msgid`` fixes it in the catalogs too,
-``msgid`` and ``msgstr`` together. The writer asks for that per run; this module decides
-which changes it may cover, by an explicit rule (:func:`more_than_typo`):
+``msgmerge`` marks a changed message fuzzy, however small the change: the gettext
+manual ("Fuzzy Entries") says the slight alteration "should often be reflected in the
+translated string", which needs the translator ("Invoking the msgmerge Program" for the
+matching). A spelling fix in the English leaves every translation as right as before, and
+the established remedy is po4a's ``msguntypot`` (its manual page: "When you fix a trivial
+error which surely doesn't affect translations (e.g. a typo) in a POT file, you should
+unfuzzy the corresponding msgstr"): the one who fixes the ``msgid`` updates the
+catalogs, ``msgid`` and ``msgstr`` together. ``msguntypot`` trusts every difference
+between two templates; here the writer asks for it per run (``po-i18n update
+--keep-translations``), and this module decides which changes it may cover, by an
+explicit rule (:func:`more_than_typo`):
 
-1. **Only words change.** Each msgid is read as a sequence of words (runs of letters,
-   an apostrophe inside a word included) and everything else: digits, punctuation,
-   Markdown and HTML syntax, each character on its own, runs of spaces and tabs as one
-   space. Words compare equal to any word, so the two sequences must be the same: the
-   same numbers, punctuation and markup characters, the same number of words, in the
-   same places. A double space made single passes; a word split in two or two joined,
-   a line break added or removed, does not.
+1. **Only words change.** Each msgid is read as a sequence of tokens: words (runs of
+   letters, an apostrophe inside a word included), runs of spaces and tabs, and every
+   other character on its own (digits, punctuation, Markdown and HTML syntax, line
+   breaks). The two sequences are aligned (:class:`difflib.SequenceMatcher`), and
+   wherever they differ, a word must stand for a word and a space for a space: the same
+   numbers, punctuation and markup characters, the same number of words, in the same
+   places. A double space made single passes; a word split in two or two joined
+   (``alot`` → ``a lot``), a repeated word removed, a line break added or removed, does
+   not.
 2. **Each changed word changes little**: at most :data:`WORD_EDITS` characters
    (inserted, deleted or replaced, as :class:`difflib.SequenceMatcher` aligns the two
    words: a swap of two letters counts 2), and the two words keep
@@ -23,8 +30,8 @@ which changes it may cover, by an explicit rule (:func:`more_than_typo`):
    ``PyTorch`` pass; a two-letter word never changes (``on`` → ``in``), nor does ``ten``
    → ``two``.
 3. **The message changes little**: at most :data:`MESSAGE_SHARE` of its characters
-   changed, counted as in 2, or :data:`MESSAGE_EDITS` in a short message (a heading of
-   twelve characters may have one typo fixed).
+   changed, counted as in 2, or :data:`MESSAGE_EDITS` in a short message (a short
+   heading may have one typo fixed, two swapped letters included).
 4. **It renders the same.** Rendered by the site's own Markdown engine as the block it
    is (each kind it has on its page), the new msgid passes the safety judgement
    (:mod:`po_i18n.safety`) against the old one, as a translation would: the same
@@ -95,18 +102,18 @@ def more_than_typo(old: str, new: str, page: PageCheck, kinds: Iterable[str]) ->
     if old == new:
         return None
     before, after = _tokens(old), _tokens(new)
-    keys = ([k for k, _ in before], [k for k, _ in after])
-    if keys[0] != keys[1]:
-        matcher = difflib.SequenceMatcher(None, *keys, autojunk=False)
-        _, i1, i2, j1, j2 = next(op for op in matcher.get_opcodes() if op[0] != "equal")
-        lost, added = "".join(t for _, t in before[i1:i2]), "".join(t for _, t in after[j1:j2])
-        # the first word, number, punctuation or markup character that differs
-        return (f"{_quoted(lost)} became {_quoted(added)} (only the letters of words may change: no number, "
-                "punctuation, markup, word break or line)")
-    changed = 0
-    for (key, a), (_, b) in zip(before, after):
-        if key != "w" or a == b:
+    matcher = difflib.SequenceMatcher(None, [t for _, t in before], [t for _, t in after], autojunk=False)
+    words: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        lost, added = before[i1:i2], after[j1:j2]
+        if op == "equal":
             continue
+        if [k for k, _ in lost] != [k for k, _ in added]:  # a number, punctuation, markup, a word break or a line
+            return (f"{_quoted(''.join(t for _, t in lost))} became {_quoted(''.join(t for _, t in added))} "
+                    "(only the letters of words may change: no number, punctuation, markup, word break or line)")
+        words += [(a, b) for (key, a), (_, b) in zip(lost, added) if key == "w" and a != b]
+    changed = 0
+    for a, b in words:
         count = edits(a, b)
         similarity = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
         if count > WORD_EDITS or similarity < WORD_SIMILARITY:
