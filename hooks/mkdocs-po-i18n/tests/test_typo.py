@@ -27,7 +27,7 @@ def test_a_spelling_fix_is_a_typo_fix(old, new):
     ("Run 2 processes.", "Run 3 processes.", "'2' became '3' (only the letters of words may change"),
     ("Set it, then run.", "Set it then run.", "',' became nothing"),
     ("It is alot faster.", "It is a lot faster.", "'alot' became 'a lot'"),
-    ("Click on the button.", "Click in the button.", "the word 'on' became 'in', 1 characters changed of 2"),
+    ("Click on the button.", "Click in the button.", "the word 'on' became 'in' (1 of its 2 characters changed"),
     ("Start ten processes.", "Start two processes.", "the word 'ten' became 'two'"),
     ("A short course.", "A brief course.", "the word 'short' became 'brief'"),
     ("Teh quik brwn fox jumsp over it.", "The quick brown fox jumps over it.",

@@ -117,8 +117,8 @@ def more_than_typo(old: str, new: str, page: PageCheck, kinds: Iterable[str]) ->
         count = edits(a, b)
         similarity = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
         if count > WORD_EDITS or similarity < WORD_SIMILARITY:
-            return (f"the word {a!r} became {b!r}, {count} characters changed of {max(len(a), len(b))} "
-                    f"(a typo fix changes at most {WORD_EDITS} and keeps most of the word)")
+            return (f"the word {a!r} became {b!r} ({count} of its {max(len(a), len(b))} characters changed; a typo "
+                    f"fix changes at most {WORD_EDITS} and keeps most of the word)")
         changed += count
     allowed = max(MESSAGE_EDITS, int(MESSAGE_SHARE * len(new)))
     if changed > allowed:
