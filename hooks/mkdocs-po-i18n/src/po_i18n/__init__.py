@@ -17,6 +17,8 @@ The MkDocs plugin (:mod:`po_i18n.plugin`, ``plugins: - po-i18n``) and the comman
 * :mod:`po_i18n.catalog_file`    -- whether a path is a catalog file to read or write, and its bytes;
 * :mod:`po_i18n.catalog_header`  -- a catalog's header as the build uses it (charset, Plural-Forms);
 * :mod:`po_i18n.extract`         -- extract messages and update every catalog;
+* :mod:`po_i18n.typo`            -- whether a changed msgid is only a typo fix (the rule);
+* :mod:`po_i18n.keep`            -- keep typo-fixed messages current (``update --keep-translations``);
 * :mod:`po_i18n.check`           -- validate catalogs (``po-i18n check``);
 * :mod:`po_i18n.stats`           -- translation progress (``po-i18n stats``);
 * :mod:`po_i18n.interface`       -- interface strings (notices, status page) and their catalogs;
