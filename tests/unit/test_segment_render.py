@@ -111,6 +111,34 @@ def test_fallback_lang_must_be_a_language_tag():
         render("Text.\n", {}, fallback_lang='en" onmouseover="x')
 
 
+def test_a_mark_goes_on_the_english_span_escaped_and_only_there(to_html):
+    """The preview's mark (po_i18n.preview) is attributes on the span of each message shown
+    in English, whatever the reason; a value can never become markup, a translated message
+    and a block title are never marked."""
+    source = "# Title\n\nFirst.\n\nSecond.\n\n/// note | Careful\nThird.\n///\n"
+    seen = []
+
+    def mark(seg, reason):
+        seen.append((seg.msgid, reason))
+        return {"class": "why", "title": f'{seg.msgid}" onmouseover="x" <b>'}
+
+    result = render(source, {"Title": "Titel", "Second.": "Andra.", "Third.": "Tredje."}, fallback_lang="en", mark=mark,
+                    accept=lambda seg, msgstr: "refused" if msgstr == "Tredje." else None)
+    assert seen == [("First.", None), ("Third.", "refused")]  # asked for what is wrapped only
+    soup = BeautifulSoup(to_html(result.markdown), "html.parser")
+    spans = soup.select("span.why")
+    assert [s.get_text() for s in spans] == ["First.", "Third."]  # not "Careful": a title is never wrapped
+    assert spans[0]["title"] == 'First." onmouseover="x" <b>' and not soup.select("[onmouseover], b")
+    assert all(s["lang"] == "en" for s in spans)
+
+
+def test_a_mark_needs_no_fallback_lang_and_refuses_a_bad_attribute_name():
+    assert render("Text.\n", {}, mark=lambda seg, reason: {"class": "x"}).markdown == '<span class="x">Text.</span>\n'
+    assert render("Text.\n", {}, mark=lambda seg, reason: {}).markdown == "Text.\n"
+    with pytest.raises(ValueError, match="use a lower-case HTML attribute name"):
+        render("Text.\n", {}, mark=lambda seg, reason: {"onclick x": "y"})
+
+
 @pytest.mark.parametrize("page", PAGES, ids=IDS)
 def test_code_includes_and_heading_ids_are_never_altered(page):
     source = page.read_text(encoding="utf-8")

@@ -34,6 +34,7 @@ __all__ = [
     "duplicates",
     "duplicate_reason",
     "message_line",
+    "msgstr_lines",
     "merge",
     "save",
     "translations",
@@ -273,6 +274,21 @@ def message_line(lines: list[str], entry: polib.POEntry) -> int:
         if _KEYWORD_LINE.match(lines[number]):
             return number + 1
     return entry.linenum
+
+
+def msgstr_lines(lines: list[str], entry: polib.POEntry) -> dict[int | None, int]:
+    """The 1-based line of each msgstr keyword of an entry (``None`` for a singular one);
+    polib's ``linenum`` is where the entry starts (its first comment)."""
+    out: dict[int | None, int] = {}
+    for number in range(entry.linenum - 1, len(lines)):
+        line = lines[number].lstrip("#~ ")
+        if line.startswith("msgstr["):
+            out[int(line[7:line.index("]")])] = number + 1
+        elif line.startswith("msgstr"):
+            out[None] = number + 1
+        elif out and not line.startswith('"'):
+            break
+    return out
 
 
 def translations(catalog: polib.POFile | None) -> dict[str, str]:

@@ -143,21 +143,6 @@ def _shown_spec(spec: str, limit: int = 24) -> str:
     return spec if len(spec) <= limit else spec[: limit - 1] + "…"
 
 
-def _msgstr_lines(lines: list[str], entry) -> dict[int | None, int]:
-    """The 1-based line of each msgstr keyword of an entry (``None`` for a singular one);
-    polib's ``linenum`` is where the entry starts (its first comment)."""
-    out: dict[int | None, int] = {}
-    for number in range(entry.linenum - 1, len(lines)):
-        line = lines[number].lstrip("#~ ")
-        if line.startswith("msgstr["):
-            out[int(line[7:line.index("]")])] = number + 1
-        elif line.startswith("msgstr"):
-            out[None] = number + 1
-        elif out and not line.startswith('"'):
-            break
-    return out
-
-
 def _english(project: Project, path: Path) -> tuple[str, dict[str, tuple[str, ...]], frozenset[str]]:
     """What a catalog's messages are judged against: the English page's source, the kinds
     each msgid has on it, and the msgids that are ``python-format`` strings (by the
@@ -402,7 +387,7 @@ def check_catalog(project: Project, path: Path, checker: TranslationCheck | None
                 out.append(f"{where}: plural forms numbered other than msgstr[0] to msgstr[{n - 1}], "
                            f"the forms of {language!r}; number them 0 to {n - 1}")
     for entry, form, english, msgstr, reasons in judged(project, path, catalog, checker or project_check(project)):
-        at = f"{shown}:{_msgstr_lines(lines, entry).get(form, entry.linenum)}"
+        at = f"{shown}:{po.msgstr_lines(lines, entry).get(form, entry.linenum)}"
         if reasons:
             out.append(f"{at}: {'; '.join(reasons)}; {refused_remedy(project)}")
     return out
@@ -453,7 +438,7 @@ def site_catalog_warnings(project: Project, language: str) -> list[str]:
                 "shown in English")
         if all(m in held for m in missing):
             first = min((held[m] for m in missing), key=lambda e: e.linenum)
-            line = _msgstr_lines(catalog_file.read(path).decode("utf-8").splitlines(), first).get(None, first.linenum)
+            line = po.msgstr_lines(catalog_file.read(path).decode("utf-8").splitlines(), first).get(None, first.linenum)
             fuzzy = "; a fuzzy one is used once you have checked its msgstr and deleted its '#, fuzzy' line" \
                 if any(held[m].fuzzy for m in missing) else ""
             out.append(f"{shown}:{line}: {what}; translate them in {shown}, the first at line {line}{fuzzy}")
@@ -526,7 +511,7 @@ def pending_warnings(project: Project, language: str) -> list[str]:
             if len(held) == len(missing):
                 first = min(held.values(), key=lambda e: e.linenum)
                 lines = catalog_file.read(path).decode("utf-8").splitlines()
-                where = f"translate them in {shown}, the first at line {_msgstr_lines(lines, first).get(None, first.linenum)}"
+                where = f"translate them in {shown}, the first at line {po.msgstr_lines(lines, first).get(None, first.linenum)}"
             else:
                 where = f"add the new ones with: po-i18n update --lang {language}, then translate them in {shown}"
             if any(e.fuzzy for e in held.values()):  # a fuzzy entry stays English until its flag goes

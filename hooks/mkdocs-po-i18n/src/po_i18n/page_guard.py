@@ -168,7 +168,7 @@ def page_change(english: Skeleton | str, translated: Skeleton | str, engine: Mar
 
 
 def render_checked(source: str, table: Mapping[str, str], check, engine: MarkdownEngine,
-                   fallback_lang: str | None = None) -> RenderResult:
+                   fallback_lang: str | None = None, mark=None) -> RenderResult:
     """A page in another language as the build renders it: :func:`po_i18n.render.render`
     with the per-message check (``check``, a :class:`po_i18n.safety.PageCheck` of this
     page), then :func:`refused_together`; every refused translation shows in English and
@@ -180,14 +180,16 @@ def render_checked(source: str, table: Mapping[str, str], check, engine: Markdow
         check: the page's :class:`po_i18n.safety.PageCheck`.
         engine: the site's Markdown engine.
         fallback_lang: see :func:`po_i18n.render.render`.
+        mark: see :func:`po_i18n.render.render`; it marks the page returned, never the
+            renderings the check compares (a mark changes no verdict).
 
     Returns:
         The :class:`po_i18n.render.RenderResult`.
     """
-    result = render(source, table, accept=check.accept, fallback_lang=fallback_lang, engine=engine)
+    result = render(source, table, accept=check.accept, fallback_lang=fallback_lang, engine=engine, mark=mark)
     refused = {m for m, _ in result.rejected}
     together = refused_together(engine, source, {m: s for m, s in table.items() if m not in refused}, fallback_lang)
     if not together:
         return result
     return render(source, table, accept=lambda seg, msgstr: check.accept(seg, msgstr) or together.get(seg.msgid),
-                  fallback_lang=fallback_lang, engine=engine)
+                  fallback_lang=fallback_lang, engine=engine, mark=mark)

@@ -35,6 +35,7 @@ from .extract import SITE_CONFIG_KEYS, nav_titles
 from .interface import PERMALINK
 from .notice import with_notice
 from .page_guard import render_checked
+from .preview import marker, with_preview
 from .status_page import status_markdown
 
 __all__ = ["PoI18nPlugin", "PREVIEW_VARIABLE"]
@@ -61,11 +62,16 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
 
     supports_multiple_instances = False
     _dirty: DirtyPages | None = None  # under --dirty: what each page was last rendered from
+    _preview = False  # under mkdocs serve (po-i18n serve): marks and the place keeper (po_i18n.preview)
 
     def on_startup(self, command, dirty):
         """Note whether rebuilds are dirty (``mkdocs serve --dirty``, which ``po-i18n serve``
-        uses): then a page is rendered again only when its inputs changed (:mod:`po_i18n.dirty`)."""
+        uses): then a page is rendered again only when its inputs changed (:mod:`po_i18n.dirty`);
+        and whether this is the preview (``mkdocs serve``): then what shows in English is
+        outlined with its catalog line, and the live reload keeps the reader's place
+        (:mod:`po_i18n.preview`). ``mkdocs build`` does neither."""
         self._dirty = DirtyPages() if dirty else None
+        self._preview = command == "serve"
 
     @event_priority(50)  # before mkdocs-static-i18n's on_config (-100) reads which languages to build
     def _preview_languages(self, config):
@@ -206,10 +212,12 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             return status_markdown(project, language, interface_of(config), check_of(config), self.config.status_page)
         if language == default:
             return markdown
-        catalog = po.load_cached(project.catalog_path(language, page.file.src_uri))
+        path = project.catalog_path(language, page.file.src_uri)
+        catalog = po.load_cached(path)
+        mark = marker(catalog, path, path.relative_to(project.root).as_posix()) if self._preview else None
         # A missing catalog renders like an empty one (on_pre_build warned), notice included.
         result = render_checked(markdown, po.translations(catalog), check_of(config).page(markdown), project.engine,
-                                fallback_lang=default)
+                                fallback_lang=default, mark=mark)
         if self.config.notice and (result.translated < result.total or catalog is None):
             english = page.url[len(language) + 1:] if page.url.startswith(f"{language}/") else page.url
             url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
@@ -222,7 +230,10 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
 
     @event_priority(-200)  # after other plugins' changes to the page
     def on_post_page(self, output, page, config):
-        """Point a page's search at its language's index and at the plugin's search worker."""
+        """Point a page's search at its language's index and at the plugin's search worker;
+        in the preview, add the style of its marks and the script keeping the reader's place."""
+        if self._preview:
+            output = with_preview(output)
         if not self._search_per_language(config):
             return output
         return search.rewrite_config(output, *language_of(config))

@@ -6,6 +6,7 @@ call it. Every byte outside a translated message's span is copied from the Engli
 """
 from __future__ import annotations
 
+import html
 import re
 
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from .markdown_engine import DEFAULT_ENGINE, MarkdownEngine
 from .segment import Segment, count_words, segment
 
 _LANG_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+_ATTRIBUTE = re.compile(r"[a-z][a-z0-9-]*")  # a name mark() may give (class, title, data-*)
 
 __all__ = ["RenderResult", "render"]
 
@@ -65,6 +67,7 @@ def render(
     accept: Callable[[Segment, str], str | None] | None = None,
     fallback_lang: str | None = None,
     engine: MarkdownEngine | None = None,
+    mark: Callable[[Segment, str | None], Mapping[str, str]] | None = None,
 ) -> RenderResult:
     """Translate an English page with a catalog.
 
@@ -83,6 +86,13 @@ def render(
             are not always parsed as Markdown. ``None`` copies the English unchanged.
         engine: the site's Markdown engine (see :func:`po_i18n.segment.segment`;
             default :data:`po_i18n.markdown_engine.DEFAULT_ENGINE`).
+        mark: optional attributes for each message shown in English, called as
+            ``mark(segment, reason)`` (``reason``: ``None`` for a message without a usable
+            translation, else why ``accept`` refused it); the attributes it returns
+            (``{"class": ..., "title": ...}``, names in lower case) go on the message's
+            ``<span>``, their values escaped, so nothing it returns can become markup.
+            The preview uses it to outline what needs work (:mod:`po_i18n.preview`).
+            Block titles are never marked (they are never wrapped, see above).
 
     A message whose translation equals its msgid is translated "as itself": its source
     bytes are kept, line layout included. A heading without an explicit id whose text
@@ -90,7 +100,8 @@ def render(
     toc extension computes it), so links and the language switch keep ``#section``.
 
     Raises:
-        ValueError: ``fallback_lang`` is not a language tag.
+        ValueError: ``fallback_lang`` is not a language tag, or ``mark`` returned an
+            attribute name that is not a lower-case HTML attribute name.
 
     Returns:
         A :class:`RenderResult`. With an empty catalog, or one mapping every msgid to
@@ -131,10 +142,13 @@ def render(
             # a default title the page does not write is written as an explicit one
             text = seg.template.replace("{}", " ".join(msgstr.split("\n"))) if seg.template else \
                 _splice(msgstr, seg.continuation)
-        elif fallback_lang and not seg.kind.endswith(" title"):
-            text = f'<span lang="{fallback_lang}">{_copy(lines, (l0, c0), (l1, c1))}</span>'
-        else:
+        elif seg.kind.endswith(" title"):
             continue
+        else:
+            attributes = {**({"lang": fallback_lang} if fallback_lang else {}), **(mark(seg, reason) if mark else {})}
+            if not attributes:
+                continue
+            text = f"<span{_attributes(attributes)}>{_copy(lines, (l0, c0), (l1, c1))}</span>"
         out.append(_copy(lines, (line, col), (l0, c0)))
         if seg.kind == "heading" and not has_own_id(lines, seg):
             if ids is None:
@@ -147,6 +161,14 @@ def render(
     out.append(_copy(lines, (line, col), (len(lines), 0)))
     result.markdown = "".join(out)
     return result
+
+
+def _attributes(attributes: Mapping[str, str]) -> str:
+    """`` name="value"`` for each attribute, values escaped (quotes included)."""
+    for name in attributes:
+        if not _ATTRIBUTE.fullmatch(name):
+            raise ValueError(f"mark() returned the attribute name {name!r}; use a lower-case HTML attribute name such as 'class'")
+    return "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attributes.items())
 
 
 def _copy(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
