@@ -126,3 +126,38 @@ def test_an_unreadable_store_is_ignored_and_replaced(tmp_path):
     store.put("k", ["reason"])
     store.save()
     assert verdicts.VerdictStore(folder).get("k") == ["reason"]
+
+
+
+@pytest.mark.site
+def test_a_copy_of_the_site_elsewhere_reuses_its_verdicts(tmp_path):
+    """With pymdownx.snippets' base_path ``!relative $config_dir/snippets`` (an absolute
+    path in each copy) counted from the site's folder, a copy's build (a moved checkout, a
+    test's scratch copy) judges nothing again and warns the same."""
+    first = tmp_path / "a" / "example"
+    shutil.copytree(EXAMPLE, first, ignore=shutil.ignore_patterns("site", ".cache"))
+    config = first / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "markdown_extensions:\n", "markdown_extensions:\n  - pymdownx.snippets:\n"
+        "      base_path: [!relative $config_dir/snippets]\n", 1), encoding="utf-8")
+    (first / "snippets").mkdir()
+    warnings, _, computed = _build(first)
+    assert computed > 50
+    second = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(first, second, ignore=shutil.ignore_patterns("site"))
+    moved, reused, computed = _build(second)
+    assert computed == 0 and reused > 50
+    assert moved == warnings
+
+
+def test_a_path_counts_from_the_site_folder_and_one_outside_it_as_it_is(tmp_path):
+    def engine(base: Path) -> MarkdownEngine:
+        return MarkdownEngine(("toc", "pymdownx.snippets"), {"pymdownx.snippets": {"base_path": [base]}})
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert verdicts.fingerprint(engine(a / "snippets"), a) == verdicts.fingerprint(engine(b / "snippets"), b)
+    assert verdicts.fingerprint(engine(a / "snippets"), a) != verdicts.fingerprint(engine(a / "other"), a)
+    outside = tmp_path / "shared"
+    assert verdicts.fingerprint(engine(outside), a) == verdicts.fingerprint(engine(outside), b)
+    assert verdicts.fingerprint(engine(outside), a) != verdicts.fingerprint(engine(tmp_path / "elsewhere"), a)
+    assert verdicts.fingerprint(engine(a / "snippets"), a) != verdicts.fingerprint(engine(a / "snippets"), b)

@@ -123,7 +123,7 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             # warning never reaches the strict-mode counter on that logger and a broken translation is published
             logging.getLogger("mkdocs.plugins").setLevel(logging.WARNING)
         project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
-        verdicts.use(project.root / self.config.cache_dir if self.config.cache else None)
+        verdicts.use(project.root / self.config.cache_dir if self.config.cache else None, project.root)
         table = _site_translations(config)
         for key in SITE_CONFIG_KEYS:
             english = project.config.get(key)

@@ -14,7 +14,10 @@ A verdict's key is the SHA-256 of the canonical JSON of:
   block, the page's link definitions; or the page's Markdown, the digest of what it
   includes and the translations on it);
 * the engine's fingerprint (:func:`fingerprint`): its extensions and their options
-  (a function by its module and qualified name, a path as the path), the versions of
+  (a function by its module and qualified name, a path as the path; a path inside the
+  site's folder relative to it, so a copy or a moved checkout of the site, whose files
+  are the same, reuses the verdicts: what a page includes counts by content, not by
+  place, :mod:`po_i18n.includes`), the versions of
   Python, Python-Markdown, pymdown-extensions and Pygments, and the digest of the source
   of each extension's module and of this package. A change to anything that renders or
   judges makes new keys, so every verdict is computed again.
@@ -55,12 +58,15 @@ class VerdictStore:
 
     Attributes:
         folder: where the file is (created on :meth:`save`).
+        root: the site's folder (mkdocs.yml's), or ``None``: an option's path inside it
+            is part of a key relative to it (:func:`fingerprint`).
         hits, misses: how many lookups found a verdict and how many did not, since the
             store was opened or last saved by :func:`save` (a warm build has no misses).
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, root: Path | None = None) -> None:
         self.folder = Path(folder)
+        self.root = None if root is None else Path(root)  # the site's folder: paths in options count from it
         self.hits = self.misses = 0
         self._entries: dict[str, object] | None = None
         self._used: dict[str, object] = {}
@@ -127,14 +133,15 @@ class VerdictStore:
 _store: VerdictStore | None = None
 
 
-def use(folder: Path | str | None) -> VerdictStore | None:
-    """Keep verdicts in ``folder`` from now on (the same store while the folder is the
-    same), or in no file with ``None``. Returns the store in use."""
+def use(folder: Path | str | None, root: Path | str | None = None) -> VerdictStore | None:
+    """Keep verdicts in ``folder`` from now on (the same store while the folder and
+    ``root``, the site's folder, are the same), or in no file with ``None``. Returns the
+    store in use."""
     global _store
     if folder is None:
         _store = None
-    elif _store is None or _store.folder != Path(folder):
-        _store = VerdictStore(Path(folder))
+    elif _store is None or _store.folder != Path(folder) or _store.root != (None if root is None else Path(root)):
+        _store = VerdictStore(Path(folder), root)
     return _store
 
 
@@ -143,7 +150,8 @@ def for_project(project) -> VerdictStore | None:
     and ``cache_dir`` options, read by :class:`po_i18n.project.Project`), for the command
     line: ``po-i18n check`` and ``stats`` share the build's verdicts."""
     options = project.options or {}
-    return use(project.root / options.get("cache_dir", DEFAULT_FOLDER) if options.get("cache", True) else None)
+    return use(project.root / options.get("cache_dir", DEFAULT_FOLDER) if options.get("cache", True) else None,
+               project.root)
 
 
 def active() -> VerdictStore | None:
@@ -160,22 +168,26 @@ def save() -> None:
         _store.hits = _store.misses = 0
 
 
-def _canonical(value):
+def _canonical(value, root: str | None = None):
     """Extension options as JSON can hold them, the same in every process: a mapping
-    sorted, a path as its path, a function by module and qualified name, anything else
-    by its ``repr`` (an object whose repr holds an address then never matches: its
-    verdicts are computed again, never wrongly reused)."""
+    sorted, a path as its path (inside ``root``, the site's folder, as ``$root/`` and the
+    path from there), a function by module and qualified name, anything else by its
+    ``repr`` (an object whose repr holds an address then never matches: its verdicts are
+    computed again, never wrongly reused)."""
     if isinstance(value, Mapping):
-        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+        return {str(k): _canonical(v, root) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
     if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
+        return [_canonical(v, root) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, os.PathLike):
         try:
-            return ["path", os.fspath(value)]
+            path = os.path.normpath(os.fspath(value))
         except Exception:  # noqa: BLE001 - MkDocs placeholders outside a build
             return repr(value)
+        if root is not None and (path == root or path.startswith(root.rstrip(os.sep) + os.sep)):
+            return ["path", "$root/" + os.path.relpath(path, root).replace(os.sep, "/")]
+        return ["path", path]
     if callable(value) and hasattr(value, "__qualname__"):
         return ["callable", getattr(value, "__module__", ""), value.__qualname__]
     return repr(value)
@@ -212,19 +224,23 @@ def _version(distribution: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def fingerprint(engine) -> str:
+def fingerprint(engine, root: Path | str | None = None) -> str:
     """What a verdict depends on besides its arguments, as a hex SHA-256: the engine's
-    extensions and options (:class:`po_i18n.markdown_engine.MarkdownEngine`), the
-    versions of Python and of the Markdown libraries, the source of each extension's
-    module and of po_i18n."""
+    extensions and options (:class:`po_i18n.markdown_engine.MarkdownEngine`; a path
+    inside ``root``, the site's folder, counted from it, so two copies of a site share
+    their verdicts), the versions of Python and of the Markdown libraries, the source of
+    each extension's module and of po_i18n."""
+    base = None if root is None else os.path.normpath(os.path.abspath(root))
     parts = [sys.version, [_version(d) for d in _DISTRIBUTIONS], _own_digest(), list(engine.extensions),
-             _canonical(dict(engine.configs)), [_module_digest(n) for n in engine.extensions]]
+             _canonical(dict(engine.configs), base), [_module_digest(n) for n in engine.extensions]]
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=repr).encode()).hexdigest()
 
 
-def key(name: str, engine, args: tuple) -> str:
-    """The key of ``name(engine, *args)``'s verdict (hex SHA-256)."""
-    text = json.dumps([FORMAT, name, fingerprint(engine), args], ensure_ascii=False, sort_keys=True, default=_canonical)
+def key(name: str, engine, args: tuple, root: Path | str | None = None) -> str:
+    """The key of ``name(engine, *args)``'s verdict (hex SHA-256), the engine's paths
+    inside ``root`` (the site's folder) counted from it (:func:`fingerprint`)."""
+    text = json.dumps([FORMAT, name, fingerprint(engine, root), args], ensure_ascii=False, sort_keys=True,
+                      default=_canonical)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -244,7 +260,7 @@ def remembered(name: str, decode: Callable = tuples) -> Callable:
             store = _store
             if store is None:
                 return compute(engine, *args)
-            k = key(name, engine, args)
+            k = key(name, engine, args, store.root)
             found = store.get(k)
             if found is not None:
                 return decode(found)
