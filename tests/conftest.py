@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import textwrap
@@ -31,15 +32,53 @@ TRANSLATIONS = LANGUAGES[1:]  # the published translation languages
 
 pytest_plugins = ["verification_plugin", "slurm_plugin"]
 
+# The po-i18n plugin's verdicts (its cache_dir, .cache/plugin/po-i18n) shared by every
+# scratch copy of a site in one test session, xdist workers included: a copy's build judges
+# only what its planted change adds, as a maintainer's second build does, instead of every
+# translation of every language again (about half of each build's time). A verdict's key
+# holds everything it depends on (po_i18n.verdicts; paths count from the copy's folder),
+# and hooks/mkdocs-po-i18n/tests/test_verdicts.py proves that a warm build gives the cold
+# build's pages and warnings. Set by the session fixture below.
+_shared_verdicts: Path | None = None
+VERDICTS = Path(".cache/plugin/po-i18n")  # the plugin's cache_dir default, which mkdocs.yml keeps
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_verdicts(tmp_path_factory) -> Path:
+    """The session's verdict folder (under the run's base temporary folder, the same for
+    every xdist worker), started from the checkout's own cache where it has one."""
+    global _shared_verdicts
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "po-i18n-verdicts"
+    folder.mkdir(exist_ok=True)
+    seed, target = ROOT / VERDICTS / "verdicts.json", folder / "verdicts.json"
+    if seed.is_file() and not target.exists():
+        partial = folder / f".seed-{os.getpid()}"
+        shutil.copyfile(seed, partial)
+        os.replace(partial, target)
+    _shared_verdicts = folder
+    return folder
+
+
+def share_verdicts(site: Path) -> Path:
+    """Point a scratch copy's verdict cache (``site/.cache/plugin/po-i18n``) at the
+    session's; returns ``site``. Outside a session (no fixture yet) it does nothing."""
+    if _shared_verdicts is not None and not (site / VERDICTS).exists():
+        (site / VERDICTS).parent.mkdir(parents=True, exist_ok=True)
+        (site / VERDICTS).symlink_to(_shared_verdicts, target_is_directory=True)
+    return site
+
+
 def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i18n", "snippets", "hooks")) -> Path:
-    """Copy the parts of the project a scratch build or command needs; returns ``into``."""
+    """Copy the parts of the project a scratch build or command needs, its verdict cache
+    shared with the session's other copies (:func:`share_verdicts`); returns ``into``."""
     for item in items:
         src = ROOT / item
         if src.is_dir():
             shutil.copytree(src, into / item, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(src, into / item)
-    return into
+    return share_verdicts(into) if "mkdocs.yml" in items else into
 
 
 def copy_snippet(program: Path, into: Path) -> Path:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, copy_project
+from conftest import ROOT, copy_project, share_verdicts
 from coursekit.net import free_port
 from site_server import MKDOCS, MKDOCS_ENV
 
@@ -327,7 +327,8 @@ def _scene(kind: str, catalog: str, plant: Callable[[Scene], None], token: str) 
     try:
         if kind == "fixture":
             root = base / "example"  # the plugin's example site needs nothing beside it
-            shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", "site"))
+            shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__", "site", ".cache"))
+            share_verdicts(root)
             language = "fr"
         else:
             (base / "course").mkdir()
