@@ -11,6 +11,7 @@ The MkDocs plugin (:mod:`po_i18n.plugin`, ``plugins: - po-i18n``) and the comman
 * :mod:`po_i18n.skeleton`        -- the element skeleton of rendered HTML, text left out;
 * :mod:`po_i18n.invisible`       -- characters that change what a reader sees unseen;
 * :mod:`po_i18n.syntax`          -- where Python-Markdown and the extensions read block syntax;
+* :mod:`po_i18n.html_blocks`     -- where the engine finds raw HTML, and Markdown in HTML;
 * :mod:`po_i18n.anchors`         -- heading anchors kept from the English page;
 * :mod:`po_i18n.markdown_engine` -- the site's Python-Markdown with its mkdocs.yml extensions;
 * :mod:`po_i18n.catalog`         -- read, write and merge gettext catalogs (polib);
@@ -26,8 +27,15 @@ The MkDocs plugin (:mod:`po_i18n.plugin`, ``plugins: - po-i18n``) and the comman
 * :mod:`po_i18n.status_page`     -- the generated translation status page;
 * :mod:`po_i18n.search`          -- one search index per language, and its worker (Material);
 * :mod:`po_i18n.project`         -- where pages, catalogs and languages are (mkdocs.yml);
+* :mod:`po_i18n.config`          -- the plugin's options in mkdocs.yml;
 * :mod:`po_i18n.build_context`   -- the project and language an MkDocs build is on;
 * :mod:`po_i18n.filecache`       -- values computed from files, kept until they change;
+* :mod:`po_i18n.verdicts`        -- the safety check's verdicts kept on disk between builds;
+* :mod:`po_i18n.includes`        -- the digest of what a page includes (part of verdict keys);
+* :mod:`po_i18n.catalog_cache`   -- parsed catalogs kept on disk by the digest of their bytes;
+* :mod:`po_i18n.highlight_memo`  -- each code block highlighted once per process, not per language;
+* :mod:`po_i18n.dirty`           -- which pages a dirty ``mkdocs serve`` rebuild renders again;
+* :mod:`po_i18n.preview`         -- what the preview marks (fuzzy, untranslated) and its place keeper;
 * :mod:`po_i18n.fuzz`, :mod:`po_i18n.fuzz_safety` -- differential fuzzers (test extra).
 """
 

@@ -46,7 +46,9 @@ class PoI18nConfig(base.Config):
       mkdocs.yml): the safety check's verdicts are kept in ``<cache_dir>/verdicts.json``
       and reused by the next build while nothing they depend on changed
       (:mod:`po_i18n.verdicts`; ``po-i18n check`` and ``stats`` use them too); a build
-      gives the same pages and warnings either way.
+      gives the same pages and warnings either way. With ``cache``, each code block is
+      also highlighted once per process, not once per language (:mod:`po_i18n.highlight_memo`;
+      the same pages byte for byte).
     """
 
     catalogs = c.Type(str, default="i18n")

@@ -26,7 +26,7 @@ from mkdocs.plugins import BasePlugin, CombinedEvent, event_priority
 from mkdocs.structure.files import File
 
 from . import catalog as po
-from . import search, verdicts
+from . import highlight_memo, search, verdicts
 from .build_context import check_of, i18n_plugin, interface_of, language_of, project_of
 from .check import config_problems, page_warnings, pending_warnings, refused_messages, translation_warnings
 from .config import PoI18nConfig
@@ -124,6 +124,8 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             logging.getLogger("mkdocs.plugins").setLevel(logging.WARNING)
         project = project_of(config)  # mkdocs.yml as written: the English strings, the msgids
         verdicts.use(project.root / self.config.cache_dir if self.config.cache else None, project.root)
+        if self.config.cache:
+            highlight_memo.install()  # each language's copy of a code block is highlighted once
         table = _site_translations(config)
         for key in SITE_CONFIG_KEYS:
             english = project.config.get(key)
