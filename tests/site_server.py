@@ -10,6 +10,7 @@ import gzip as gzip_module
 import http.server
 import io
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -120,3 +121,21 @@ def serve_folder(root: Path, port: int | None = None, gzip: bool = False) -> Ite
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@contextlib.contextmanager
+def preview_server(project: Path, log: Path, language: str = "sv", port: int | None = None) -> Iterator[tuple[subprocess.Popen, int]]:
+    """``po-i18n serve --lang <language>`` (``make serve-<language>``) of the project at
+    ``project`` on 127.0.0.1 (``port``, default a free one), its output written to ``log``;
+    yields the server's process and its port, and stops its process group when the block
+    ends (SIGTERM, then waits up to 30 s)."""
+    port = port or free_port()
+    with log.open("w", encoding="utf-8") as sink:
+        server = subprocess.Popen([sys.executable, "-m", "po_i18n", "serve", "--lang", language, "--dev-addr",
+                                   f"127.0.0.1:{port}"], cwd=project, env=MKDOCS_ENV, stdout=sink,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        yield server, port
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)

@@ -4,10 +4,6 @@ Playwright driving Debian's Chromium (shared/BROWSER-FACTS.md).
 """
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +13,7 @@ import pytest
 
 from conftest import copy_project
 from coursekit.net import free_port
-from site_server import MKDOCS_ENV
+from site_server import preview_server
 from test_reader_site import ARGS, CHROMIUM, _require_chromium
 
 pytestmark = pytest.mark.browser
@@ -41,11 +37,7 @@ def test_the_live_reload_after_a_catalog_save_keeps_the_readers_place(tmp_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}/sv/{PAGE}/"
     log = tmp_path / "serve.log"
-    with log.open("w", encoding="utf-8") as sink:
-        server = subprocess.Popen([sys.executable, "-m", "po_i18n", "serve", "--lang", "sv", "--dev-addr",
-                                   f"127.0.0.1:{port}"], cwd=root, env=MKDOCS_ENV, stdout=sink,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    with preview_server(root, log, port=port) as (server, _):
         deadline = time.monotonic() + 180
         while not _up(url):
             assert server.poll() is None and time.monotonic() < deadline, f"no preview:\n{log.read_text()}"
@@ -77,8 +69,5 @@ def test_the_live_reload_after_a_catalog_save_keeps_the_readers_place(tmp_path):
             after = page.evaluate(where)
             scrolled = page.evaluate("window.scrollY")
             browser.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
     assert abs(after - before) <= 4, (f"heading #{heading} was {before:.0f} px below the viewport's top before the "
                                       f"reload and {after:.0f} px after it (scrollY {scrolled})")

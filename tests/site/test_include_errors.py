@@ -5,19 +5,15 @@ Each test builds or serves a scratch copy of the project with planted broken inc
 """
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import copy_project
-from coursekit.net import free_port
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import MKDOCS, MKDOCS_ENV, preview_server
 
 pytestmark = pytest.mark.site
 
@@ -69,11 +65,7 @@ def test_mkdocs_serve_names_the_broken_include_on_every_rebuild(tmp_path):
     page = project / "docs" / "ddp-basics.md"
     good = page.read_text(encoding="utf-8")
     log = tmp_path / "serve.log"
-    with log.open("w", encoding="utf-8") as sink:
-        server = subprocess.Popen([sys.executable, "-m", "po_i18n", "serve", "--lang", "sv", "--dev-addr",
-                                   f"127.0.0.1:{free_port()}"], cwd=project, env=MKDOCS_ENV, stdout=sink,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    with preview_server(project, log) as (server, _):
         _wait_for(server, log, "Serving on", 1, "po-i18n serve did not start")
         for save in (1, 2):
             page.write_text(good, encoding="utf-8")
@@ -81,8 +73,5 @@ def test_mkdocs_serve_names_the_broken_include_on_every_rebuild(tmp_path):
             seen = _wait_for(server, log, "An error happened during the rebuild", save, f"save {save} was not rebuilt")
             assert seen.count(SECTION.format(line=number)) == save, seen
             time.sleep(1.5)  # past the watcher's debounce, so the next save is a new change
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
     seen = log.read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in seen and "could not be located" not in seen, seen

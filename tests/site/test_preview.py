@@ -14,7 +14,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT, TRANSLATIONS, copy_project
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import MKDOCS, MKDOCS_ENV, preview_server
 from coursekit.net import free_port
 
 pytestmark = pytest.mark.site
@@ -90,10 +90,7 @@ def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(
     number = next(i for i, line in enumerate(lines, 1) if line.startswith('msgstr "') and line != 'msgstr ""')
     log = tmp_path / "serve.log"
     port = free_port()
-    with log.open("w", encoding="utf-8") as sink:
-        server = subprocess.Popen([*PO_I18N, "serve", "--lang", "sv", "--dev-addr", f"127.0.0.1:{port}"], cwd=project,
-                                  env=MKDOCS_ENV, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    with preview_server(project, log, port=port) as (server, _):
         _wait_for(server, log, "Serving on", 1, "po-i18n serve --lang sv did not start")
         broken = lines.copy()
         broken[number - 1] = broken[number - 1][:-1]  # the msgstr's closing quote
@@ -103,9 +100,6 @@ def test_the_preview_names_a_broken_catalog_on_every_rebuild_not_only_the_first(
             _wait_for(server, log, "An error happened during the rebuild", save, f"save {save} was not rebuilt")
             assert _count(log, expected) == save, f"save {save}: {expected!r} not printed again:\n{log.read_text()}"
             time.sleep(1.5)  # past the watcher's debounce, so the next save is a new change
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
     assert "Traceback" not in log.read_text()
 
 

@@ -6,10 +6,7 @@ made fuzzy and one msgstr emptied.
 """
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,7 +18,7 @@ from bs4 import BeautifulSoup
 
 from conftest import copy_project
 from coursekit.net import free_port
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import MKDOCS, MKDOCS_ENV, preview_server
 
 pytestmark = pytest.mark.site
 
@@ -71,19 +68,12 @@ def test_the_preview_outlines_fuzzy_and_untranslated_messages_with_their_catalog
     root, planted = project
     port = free_port()
     log = root / "serve.log"
-    with log.open("w", encoding="utf-8") as sink:
-        server = subprocess.Popen([sys.executable, "-m", "po_i18n", "serve", "--lang", "sv", "--dev-addr",
-                                   f"127.0.0.1:{port}"], cwd=root, env=MKDOCS_ENV, stdout=sink,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    with preview_server(root, log, port=port) as (server, _):
         deadline = time.monotonic() + 180
         while (html := _get(f"http://127.0.0.1:{port}/sv/{PAGE}/")) is None:
             assert server.poll() is None and time.monotonic() < deadline, f"no preview:\n{log.read_text()}"
             time.sleep(0.5)
         english = _get(f"http://127.0.0.1:{port}/{PAGE}/")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
     soup = BeautifulSoup(html, "html.parser")
     marked = {(span["class"][0], span["title"]): span.get_text() for span in soup.select(", ".join(f"span.{m}" for m in MARKS))}
     msgid, line = planted["fuzzy"]
