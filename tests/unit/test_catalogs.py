@@ -89,13 +89,14 @@ def test_a_removed_paragraph_becomes_obsolete_not_deleted(project):
 
 
 def test_a_new_language_needs_one_command_and_one_config_line(project):
+    new = next(lang for lang in ("de", "nl", "da", "fi", "hu") if lang not in project.languages)  # two plural forms
     config = project.root / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace(
-        "        - locale: sv\n", "        - locale: de\n          name: Deutsch\n          build: true\n        - locale: sv\n"),
+        "        - locale: sv\n", f"        - locale: {new}\n          name: New\n          build: true\n        - locale: sv\n"),
         encoding="utf-8")
-    assert cli.main(["--config", str(config), "update", "--lang", "de"]) == 0
-    catalog = polib.pofile(str(project.i18n_dir / "de" / "ddp-basics.po"))
-    assert catalog.metadata["Language"] == "de"
+    assert cli.main(["--config", str(config), "update", "--lang", new]) == 0
+    catalog = polib.pofile(str(project.i18n_dir / new / "ddp-basics.po"))
+    assert catalog.metadata["Language"] == new
     assert catalog.metadata["Plural-Forms"].startswith("nplurals=2;")
     assert catalog.percent_translated() == 0 and len(catalog) > 10
 
