@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from po_i18n.filecache import StatCache
 from po_i18n.interface import Interface
@@ -21,7 +22,7 @@ from .course_strings import (ALSO_BARE, ALSO_VERIFIED, AWAITING_GPU, BACKEND_ON,
 from .runspec import RunSpecError, owner_of, read_spec
 from .verification import Record, load_records, status, test_for, verified_records
 
-__all__ = ["GateResult", "add_badges", "VERIFICATION_PAGE"]
+__all__ = ["GateResult", "add_badges", "commands_not_shown", "VERIFICATION_PAGE"]
 
 VERIFICATION_PAGE = "verification.md"  # the page every badge links to
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
@@ -225,3 +226,61 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
                 out.append("\n")
     result.markdown = "".join(out)
     return result
+
+
+def _has_command(program: Path) -> bool:
+    """Whether ``program`` is a file with a readable launch spec."""
+    try:
+        _spec(program)
+    except (RunSpecError, FileNotFoundError):
+        return False
+    return True
+
+
+def _shown_programs(markdown: str, snippets: Path) -> tuple[set[str], set[str]]:
+    """(programs a page shows sections of, programs whose command it shows), as paths under
+    ``snippets/``. A file a program's launch line names (its batch script) counts as that
+    program (:func:`coursekit.runspec.owner_of`); the command is shown by an include of the
+    program's ``launch`` section, or of the whole program (its docstring holds the section)."""
+    shown: set[str] = set()
+    commands: set[str] = set()
+    for line in markdown.splitlines():
+        include = _INCLUDE.match(line)
+        if include is None:
+            continue
+        target, _, section = include.group("target").partition(":")
+        owner = owner_of(snippets / target)
+        if owner is None or not _has_command(owner):
+            continue  # no program's command to show (the badge reports a program without one)
+        program = owner.relative_to(snippets).as_posix()
+        shown.add(program)
+        if program == target and section in ("launch", ""):
+            commands.add(program)
+    return shown, commands
+
+
+def commands_not_shown(pages: dict[str, str], snippets: Path) -> list[str]:
+    """One problem line per program whose sections some page shows but whose launch
+    section (the command the page tells a reader to run, :mod:`coursekit.runspec`) no page
+    shows.
+
+    Args:
+        pages: each English page's Markdown source by its path under docs/
+            (``"ddp-basics.md"``); translations include the same blocks.
+        snippets: the ``snippets/`` folder.
+
+    Returns:
+        Lines of the form ``ddp-basics.md: program 'snippets/ddp_basics/x.py' is shown
+        without its command: no page includes its launch section; add a block with
+        --8<-- "ddp_basics/x.py:launch" to ddp-basics.md``, sorted by program.
+    """
+    where: dict[str, list[str]] = {}
+    commanded: set[str] = set()
+    for page, markdown in sorted(pages.items()):
+        shown, commands = _shown_programs(markdown, snippets)
+        commanded |= commands
+        for program in shown:
+            where.setdefault(program, []).append(page)
+    return [f"{', '.join(found)}: program 'snippets/{program}' is shown without its command: no page includes its "
+            f"launch section; add a block with --8<-- \"{program}:launch\" to {found[0]}"
+            for program, found in sorted(where.items()) if program not in commanded]

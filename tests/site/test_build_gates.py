@@ -259,3 +259,19 @@ def test_english_first_publishes_a_new_paragraph_under_the_notice_and_still_refu
                             env={**MKDOCS_ENV, "PO_I18N_UNTRANSLATED": "warn"})
     assert unsafe.returncode == 1
     assert re.search(r"WARNING .*ja/ddp-basics\.po:\d+:.*link", unsafe.stderr), unsafe.stderr[-2000:]
+
+
+def test_a_program_shown_without_its_command_fails_the_strict_build_naming_it(project):
+    """Issue 33: a page shows accumulate.py's sections but no page includes its launch
+    section, so a reader cannot see how to run it: the strict build names the program, the
+    page and the include to add, once (not once per language)."""
+    page = project / "docs" / "ddp-basics.md"
+    text = page.read_text(encoding="utf-8")
+    block = '``` bash\n--8<-- "ddp_basics/accumulate.py:launch"\n```\n\n'
+    assert text.count(block) == 1
+    page.write_text(text.replace(block, ""), encoding="utf-8")
+    strict = build(project, strict=True)
+    assert strict.returncode != 0
+    assert re.findall(r"^WARNING +- +(.*)$", strict.stderr, re.M) == [
+        "ddp-basics.md: program 'snippets/ddp_basics/accumulate.py' is shown without its command: no page includes "
+        'its launch section; add a block with --8<-- "ddp_basics/accumulate.py:launch" to ddp-basics.md'], strict.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coursekit.gate import add_badges
+from coursekit.gate import add_badges, commands_not_shown
 from po_i18n.interface import Interface
 from po_i18n.project import Project
 from coursekit.runspec import RunSpecError, batch_script, launch_shape, owner_of, parse_line, read_spec
@@ -93,6 +93,18 @@ def test_the_batch_script_s_block_is_badged_with_the_program_s_slurm_record(snip
     badges, problems = _badges(snippets, {"torchrun_launching/slurm_train.py": {"cpu-gloo": rec}}, page)
     assert "course-badge--unverified" in badges[0]
     assert problems and "snippets/torchrun_launching/slurm_train.py" in problems[0]
+
+
+def test_the_batch_script_counts_as_its_program_shown_with_or_without_its_command():
+    """Issue 33: the script included whole shows slurm_train.py; its command is the
+    program's launch section (the sbatch line), wherever a page includes it."""
+    script = '``` bash\n--8<-- "torchrun_launching/slurm_train.sbatch"\n```\n'
+    command = '``` bash\n--8<-- "torchrun_launching/slurm_train.py:launch"\n```\n'
+    snippets = ROOT / "snippets"
+    assert commands_not_shown({"a.md": script, "b.md": command}, snippets) == []
+    assert commands_not_shown({"a.md": script}, snippets) == [
+        "a.md: program 'snippets/torchrun_launching/slurm_train.py' is shown without its command: no page includes "
+        'its launch section; add a block with --8<-- "torchrun_launching/slurm_train.py:launch" to a.md']
 
 
 def test_a_gpu_shared_over_gloo_and_bare_only_runs_say_exactly_that(snippets):
