@@ -21,9 +21,11 @@ from coursekit.net import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MKDOCS = [sys.executable, "-m", "mkdocs"]
-# Test builds: without Material's end-of-life banner, and without the caller's SITE_URL
-# (a build is for a host only when a test says so).
-MKDOCS_ENV = {**{k: v for k, v in os.environ.items() if k != "SITE_URL"}, "NO_MKDOCS_2_WARNING": "1"}
+# Test builds: without Material's end-of-life banner, and without the caller's SITE_URL or
+# PO_I18N_UNTRANSLATED (a build is for a host, or publishes English first, only when a test
+# says so: a maintainer's English-first shell must not turn the tests of refusals green).
+_CALLERS_ONLY = ("SITE_URL", "PO_I18N_UNTRANSLATED")
+MKDOCS_ENV = {**{k: v for k, v in os.environ.items() if k not in _CALLERS_ONLY}, "NO_MKDOCS_2_WARNING": "1"}
 COMPRESSIBLE = (".html", ".css", ".js", ".json", ".xml", ".svg")
 
 
