@@ -81,6 +81,23 @@ def copy_project(into: Path, items: tuple[str, ...] = ("mkdocs.yml", "docs", "i1
     return share_verdicts(into) if "mkdocs.yml" in items else into
 
 
+def po_i18n_command(project, *args: str, capsys) -> tuple[int, list[str], list[str]]:
+    """Run ``po-i18n --config <project>/mkdocs.yml ARGS`` in this process (a
+    ``po_i18n.project.Project``): ``(exit status, stdout lines, stderr lines)``."""
+    from po_i18n import cli
+
+    status = cli.main(["--config", str(project.root / "mkdocs.yml"), *args])
+    out = capsys.readouterr()
+    return status, out.out.splitlines(), out.err.splitlines()
+
+
+def replace_once(path: Path, old: str, new: str) -> None:
+    """Replace the one occurrence of ``old`` in a text file (asserts there is exactly one)."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
 def copy_snippet(program: Path, into: Path) -> Path:
     """A fresh folder holding only the program and its local imports (what a reader
     copies from the page); returns the copied program."""

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import TRANSLATIONS, copy_project
+from conftest import TRANSLATIONS, copy_project, po_i18n_command, replace_once
 from po_i18n import catalog as po
-from po_i18n import cli
 from po_i18n.keep import WAS_FUZZY
 from po_i18n.project import Project
 from site_server import MKDOCS, MKDOCS_ENV
@@ -34,17 +32,6 @@ def project(tmp_path, monkeypatch) -> Project:
     return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n", "hooks", "snippets")) / "mkdocs.yml")
 
 
-def _command(project: Project, *args: str, capsys) -> tuple[int, list[str], list[str]]:
-    """Run ``po-i18n`` in the project: ``(exit status, stdout lines, stderr lines)``."""
-    status = cli.main(["--config", str(project.root / "mkdocs.yml"), *args])
-    out = capsys.readouterr()
-    return status, out.out.splitlines(), out.err.splitlines()
-
-
-def _replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    path.write_text(text.replace(old, new), encoding="utf-8")
 
 
 def _entry(project: Project, language: str, containing: str):
@@ -57,7 +44,7 @@ def _entry(project: Project, language: str, containing: str):
 def _plant_typo(project: Project) -> dict[str, str]:
     """The state before the writer's fix: :data:`WRONG` in the page and in every
     catalog's msgid, its translation current. Returns each language's msgstr."""
-    _replace(project.docs_dir / PAGE, RIGHT, WRONG)
+    replace_once(project.docs_dir / PAGE, RIGHT, WRONG)
     translations = {}
     for language in TRANSLATIONS:
         path = project.catalog_path(language, PAGE)
@@ -71,7 +58,7 @@ def _plant_typo(project: Project) -> dict[str, str]:
 
 
 def _fix_typo(project: Project) -> None:
-    _replace(project.docs_dir / PAGE, WRONG, RIGHT)
+    replace_once(project.docs_dir / PAGE, WRONG, RIGHT)
 
 
 def _kept_line(project: Project, language: str) -> str:
@@ -82,10 +69,10 @@ def _kept_line(project: Project, language: str) -> str:
 
 def test_a_one_letter_typo_fix_keeps_every_language_current(project, capsys):
     translations = _plant_typo(project)
-    assert _command(project, "check", capsys=capsys)[0] == 0  # the state before: complete
+    assert po_i18n_command(project, "check", capsys=capsys)[0] == 0  # the state before: complete
     _fix_typo(project)
 
-    status, out, err = _command(project, "update", "--keep-translations", capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", "--keep-translations", capsys=capsys)
     assert (status, err) == (0, [])
     assert out == [*(_kept_line(project, language) for language in TRANSLATIONS),
                    *(f"updated i18n/{language}/index.po" for language in TRANSLATIONS),
@@ -98,9 +85,9 @@ def test_a_one_letter_typo_fix_keeps_every_language_current(project, capsys):
         assert "#|" not in project.catalog_path(language, PAGE).read_text(encoding="utf-8")
         assert not [e for e in po.load(project.catalog_path(language, PAGE)) if e.obsolete and WRONG in e.msgid]
     # po-i18n check fails exactly when mkdocs build --strict fails on the catalogs
-    assert _command(project, "check", capsys=capsys)[0] == 0
+    assert po_i18n_command(project, "check", capsys=capsys)[0] == 0
     # and a second run has nothing left to do
-    assert _command(project, "update", "--keep-translations", capsys=capsys)[1][-2:] == [
+    assert po_i18n_command(project, "update", "--keep-translations", capsys=capsys)[1][-2:] == [
         "0 translation(s) kept current, 0 left fuzzy for their translators",
         f"0 catalog(s) updated, {len(list(project.i18n_dir.rglob('*.po')))} unchanged"]
 
@@ -109,7 +96,7 @@ def test_a_one_letter_typo_fix_keeps_every_language_current(project, capsys):
 def test_after_a_kept_typo_fix_the_strict_build_passes(project, capsys):
     _plant_typo(project)
     _fix_typo(project)
-    assert _command(project, "update", "--keep-translations", capsys=capsys)[0] == 0
+    assert po_i18n_command(project, "update", "--keep-translations", capsys=capsys)[0] == 0
     proc = subprocess.run([*MKDOCS, "build", "--strict", "-q"], cwd=project.root, capture_output=True, text=True,
                           env=MKDOCS_ENV)
     assert proc.returncode == 0, proc.stderr
@@ -134,9 +121,9 @@ def test_more_than_a_typo_stays_fuzzy_in_every_language(project, change, capsys)
     old, new, reason = MORE_THAN_A_TYPO[change]
     page = project.docs_dir / PAGE
     before = {language: _entry(project, language, old.strip("[]`").split("`")[0]) for language in TRANSLATIONS}
-    _replace(page, old, new)
+    replace_once(page, old, new)
 
-    status, out, err = _command(project, "update", "--keep-translations", capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", "--keep-translations", capsys=capsys)
     assert (status, err) == (0, [])
     said = [line for line in out if ": left fuzzy: " in line]
     assert len(said) == len(TRANSLATIONS) and not [line for line in out if ": kept: " in line], out
@@ -159,7 +146,7 @@ def test_an_entry_fuzzy_before_stays_fuzzy(project, capsys):
     po.save(catalog, path)
     _fix_typo(project)
 
-    status, out, _ = _command(project, "update", "--keep-translations", capsys=capsys)
+    status, out, _ = po_i18n_command(project, "update", "--keep-translations", capsys=capsys)
     assert status == 0
     assert [line for line in out if line.startswith(f"i18n/{first}/index.po:")] == [
         f'{_kept_line(project, first).replace(": kept: ", ": left fuzzy: ")}: {WAS_FUZZY}']
@@ -180,7 +167,7 @@ def test_a_translation_the_safety_check_refuses_stays_fuzzy(project, capsys):
     po.save(catalog, path)
     _fix_typo(project)
 
-    status, out, _ = _command(project, "update", "--keep-translations", capsys=capsys)
+    status, out, _ = po_i18n_command(project, "update", "--keep-translations", capsys=capsys)
     assert status == 0
     said = [line for line in out if line.startswith(f"i18n/{last}/index.po:")]
     assert len(said) == 1 and ": left fuzzy: " in said[0], out
@@ -196,14 +183,14 @@ def test_without_the_option_a_typo_fix_turns_fuzzy_as_before(project, capsys):
     _fix_typo(project)
     catalogs = len(list(project.i18n_dir.rglob("*.po")))
 
-    status, out, err = _command(project, "update", capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", capsys=capsys)
     assert (status, err) == (0, [])
     assert out == [*(f"updated i18n/{language}/index.po" for language in TRANSLATIONS),
                    f"{len(TRANSLATIONS)} catalog(s) updated, {catalogs - len(TRANSLATIONS)} unchanged"]
     for language in TRANSLATIONS:
         entry = _entry(project, language, RIGHT)
         assert entry.fuzzy and WRONG in entry.previous_msgid, language
-    assert _command(project, "check", capsys=capsys)[0] == 1  # and the strict build refuses the site
+    assert po_i18n_command(project, "check", capsys=capsys)[0] == 1  # and the strict build refuses the site
 
 
 def test_dry_run_prints_the_same_and_writes_nothing(project, capsys):
@@ -211,7 +198,7 @@ def test_dry_run_prints_the_same_and_writes_nothing(project, capsys):
     _fix_typo(project)
     before = {p: p.read_bytes() for p in project.i18n_dir.rglob("*.po")}
 
-    status, out, _ = _command(project, "update", "--keep-translations", "--dry-run", capsys=capsys)
+    status, out, _ = po_i18n_command(project, "update", "--keep-translations", "--dry-run", capsys=capsys)
     assert status == 0
     assert {p: p.read_bytes() for p in project.i18n_dir.rglob("*.po")} == before
     dry = [line for line in out if ": kept: " in line]
@@ -221,5 +208,5 @@ def test_dry_run_prints_the_same_and_writes_nothing(project, capsys):
     assert out[-1] == f"{len(TRANSLATIONS)} catalog(s) would be updated, {len(before) - len(TRANSLATIONS)} unchanged " \
                       "(dry run: nothing written)"
     # the lines it printed are those the real run prints, line numbers included
-    status, out, _ = _command(project, "update", "--keep-translations", capsys=capsys)
+    status, out, _ = po_i18n_command(project, "update", "--keep-translations", capsys=capsys)
     assert [line for line in out if ": kept: " in line] == dry

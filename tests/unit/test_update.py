@@ -17,9 +17,8 @@ from pathlib import Path
 import polib
 import pytest
 
-from conftest import copy_project
+from conftest import copy_project, po_i18n_command, replace_once
 from po_i18n import catalog as po
-from po_i18n import cli
 from po_i18n.extract import page_messages
 from po_i18n.project import Project
 from po_i18n.render import render
@@ -36,17 +35,6 @@ def project(tmp_path, monkeypatch) -> Project:
     return Project.load(copy_project(tmp_path, ("mkdocs.yml", "docs", "i18n", "hooks")) / "mkdocs.yml")
 
 
-def _course(project: Project, *args: str, capsys) -> tuple[int, list[str], list[str]]:
-    """Run the course command in the project: ``(exit status, stdout lines, stderr lines)``."""
-    status = cli.main(["--config", str(project.root / "mkdocs.yml"), *args])
-    out = capsys.readouterr()
-    return status, out.out.splitlines(), out.err.splitlines()
-
-
-def _replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    path.write_text(text.replace(old, new), encoding="utf-8")
 
 
 def _snapshot(project: Project) -> dict[Path, bytes]:
@@ -192,8 +180,8 @@ def _write_translators_catalog(project: Project) -> tuple[Path, str]:
 def _change_english(project: Project) -> None:
     """Two headings of docs/index.md change: one untranslated, one translated."""
     page = project.docs_dir / "index.md"
-    _replace(page, "## What you need { #what-you-need }", "## What you need first { #what-you-need }")
-    _replace(page, "## Lessons { #lessons }", "## The lessons { #lessons }")
+    replace_once(page, "## What you need { #what-you-need }", "## What you need first { #what-you-need }")
+    replace_once(page, "## Lessons { #lessons }", "## The lessons { #lessons }")
 
 
 def _translator_flags(entry: polib.POEntry) -> list[str]:
@@ -215,7 +203,7 @@ def test_update_keeps_every_byte_a_translator_wrote(project, capsys):
     _change_english(project)
     before = polib.pofile(before_text, wrapwidth=po.WRAP_WIDTH)
 
-    status, out, err = _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert (status, err) == (0, []), err
     after_text = path.read_text(encoding="utf-8")
     after = polib.pofile(after_text, wrapwidth=po.WRAP_WIDTH)
@@ -250,7 +238,7 @@ def test_update_keeps_every_byte_a_translator_wrote(project, capsys):
     assert after.find("What you need first").msgstr == ""
 
     # Nothing changes on a second run; GNU msgfmt accepts the result.
-    assert _course(project, "update", "--lang", LANGUAGE, capsys=capsys)[1][-1].startswith("0 catalog(s) updated, ")
+    assert po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)[1][-1].startswith("0 catalog(s) updated, ")
     if shutil.which("msgfmt"):
         proc = subprocess.run(["msgfmt", "--check", "-o", os.devnull, str(path)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
@@ -271,7 +259,7 @@ def test_gnu_msgmerge_keeps_the_same_translations(project, capsys):
     gnu = project.root / "gnu.po"
     proc = subprocess.run([msgmerge, "--quiet", "-o", str(gnu), str(path), str(template)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
 
     def kept(catalog: polib.POFile) -> dict[str, str]:
         return {e.msgid: e.msgstr for e in catalog if e.translated() and e.msgctxt is None}
@@ -307,7 +295,7 @@ def test_update_refuses_a_duplicate_naming_both_lines_and_writes_nothing(project
     path, line, first = _plant_duplicate(project, name)
     _change_english(project)  # every language's index.po would change
     before = _snapshot(project)
-    status, out, err = _course(project, "update", capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", capsys=capsys)
     shown = path.relative_to(project.root).as_posix()
     assert status == 2
     assert len(err) == 1 and err[0].startswith(f"{shown}:{line}: duplicate msgid "), err
@@ -319,7 +307,7 @@ def test_update_refuses_a_duplicate_naming_both_lines_and_writes_nothing(project
 @pytest.mark.parametrize("name", sorted(DUPLICATES))
 def test_check_reports_a_duplicate_at_both_lines(project, name, capsys):
     path, line, first = _plant_duplicate(project, name)
-    status, out, _ = _course(project, "check", "--lang", project.languages[-1], capsys=capsys)
+    status, out, _ = po_i18n_command(project, "check", "--lang", project.languages[-1], capsys=capsys)
     shown = path.relative_to(project.root).as_posix()
     assert status == 1
     assert [l for l in out if "duplicate" in l] == [
@@ -354,14 +342,14 @@ def test_an_entry_with_a_context_is_reported_not_shown_and_kept(project, capsys)
     page = render((project.docs_dir / "index.md").read_text(encoding="utf-8"), table, engine=project.engine).markdown
     assert "## Уроки { #lessons }" in page and "Не те уроки" not in page
 
-    status, out, _ = _course(project, "check", "--lang", LANGUAGE, capsys=capsys)
+    status, out, _ = po_i18n_command(project, "check", "--lang", LANGUAGE, capsys=capsys)
     line = _line_of(path.read_text(encoding="utf-8"), 'msgctxt "menu"')
     assert status == 1
     assert f"i18n/ru/index.po:{line}: context 'menu' is not used by this site, so this translation is not shown; " \
            "run po-i18n update, which offers it (as fuzzy) to the entry without a context, then delete this entry" in out
     assert not [l for l in out if l.startswith("i18n/ru/index.po:") and "context" not in l], out
 
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert block in path.read_text(encoding="utf-8")  # kept as it is, not merged away
 
 
@@ -370,8 +358,8 @@ def test_a_context_entry_whose_plain_entry_is_gone_is_offered_to_it_as_fuzzy(pro
     context is missing (its text was moved under a msgctxt); update brings the plain entry
     back with that text as fuzzy, keeps the context entry, and the catalog has no duplicate."""
     path = project.catalog_path(LANGUAGE, "index.md")
-    _replace(path, 'msgid "Lessons"\nmsgstr "Уроки"', 'msgctxt "menu"\nmsgid "Lessons"\nmsgstr "Уроки"')
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    replace_once(path, 'msgid "Lessons"\nmsgstr "Уроки"', 'msgctxt "menu"\nmsgid "Lessons"\nmsgstr "Уроки"')
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     catalog = polib.pofile(str(path))
     plain = [e for e in catalog if e.msgid == "Lessons" and e.msgctxt is None and not e.obsolete]
     kept = [e for e in catalog if e.msgid == "Lessons" and e.msgctxt == "menu"]
@@ -384,9 +372,9 @@ def test_a_context_entry_whose_plain_entry_is_gone_is_offered_to_it_as_fuzzy(pro
 
 def test_an_untranslated_entry_whose_english_changes_keeps_its_comment_as_obsolete(project, capsys):
     path = project.catalog_path(LANGUAGE, "index.md")
-    _replace(path, '#. heading\n#: docs/index.md\nmsgid "What you need"\nmsgstr "Что понадобится"\n', UNTRANSLATED)
+    replace_once(path, '#. heading\n#: docs/index.md\nmsgid "What you need"\nmsgstr "Что понадобится"\n', UNTRANSLATED)
     _change_english(project)
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     gone = [e for e in polib.pofile(str(path)).obsolete_entries() if e.msgid == "What you need"]
     assert [e.tcomment for e in gone] == [UNTRANSLATED_COMMENT[2:]]
 
@@ -396,7 +384,7 @@ def test_header_fields_comments_and_flags_survive(project, capsys):
     text = path.read_text(encoding="utf-8")
     path.write_text(HEADER + text[text.index("\n\n"):], encoding="utf-8")
     _change_english(project)
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert path.read_text(encoding="utf-8").startswith(HEADER + "\n")
 
 
@@ -404,9 +392,9 @@ def test_a_missing_header_field_is_added_and_the_others_are_the_translators(proj
     """As msgmerge: the PO file's fields stay (Project-Id-Version too), a missing one the
     site needs is added."""
     path = project.catalog_path(LANGUAGE, "index.md")
-    _replace(path, '"Plural-Forms: ', '"X-Old-Plural-Forms: ')
-    _replace(path, '"Project-Id-Version: Distributed Training with PyTorch\\n"', '"Project-Id-Version: Old Name\\n"')
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    replace_once(path, '"Plural-Forms: ', '"X-Old-Plural-Forms: ')
+    replace_once(path, '"Project-Id-Version: Distributed Training with PyTorch\\n"', '"Project-Id-Version: Old Name\\n"')
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     meta = polib.pofile(str(path)).metadata
     assert meta["Plural-Forms"] == po.plural_forms(LANGUAGE) and meta["X-Old-Plural-Forms"]
     assert meta["Project-Id-Version"] == "Old Name"
@@ -414,12 +402,12 @@ def test_a_missing_header_field_is_added_and_the_others_are_the_translators(proj
 
 def test_translator_flags_survive_and_the_extractor_decides_format_flags(project, capsys):
     page, site = project.catalog_path(LANGUAGE, "index.md"), project.interface_catalog_path(LANGUAGE, "course")
-    _replace(page, '#. heading\n#: docs/index.md\nmsgid "Who this course is for"\n',
+    replace_once(page, '#. heading\n#: docs/index.md\nmsgid "Who this course is for"\n',
              '#. heading\n#: docs/index.md\n#, wrap, python-format, x-reviewed\nmsgid "Who this course is for"\n')
-    _replace(site, '#, python-format\nmsgid "%(backend)s on %(device)s"\n',
+    replace_once(site, '#, python-format\nmsgid "%(backend)s on %(device)s"\n',
              '#, no-wrap, no-python-format\nmsgid "%(backend)s on %(device)s"\n')
     _change_english(project)
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert polib.pofile(str(page)).find("Who this course is for").flags == ["wrap", "x-reviewed"]
     assert polib.pofile(str(site)).find("%(backend)s on %(device)s").flags == ["python-format", "no-wrap"]
 
@@ -442,7 +430,7 @@ def _rename_page(project: Project) -> tuple[Path, str, str]:
 
 def test_check_reports_a_catalog_whose_page_is_gone(project, capsys):
     _rename_page(project)
-    status, out, _ = _course(project, "check", "--lang", LANGUAGE, capsys=capsys)
+    status, out, _ = po_i18n_command(project, "check", "--lang", LANGUAGE, capsys=capsys)
     assert status == 1
     assert [l for l in out if l.startswith("i18n/ru/ddp-basics.po")] == [ORPHAN_LINE]
 
@@ -450,7 +438,7 @@ def test_check_reports_a_catalog_whose_page_is_gone(project, capsys):
 def test_update_offers_the_translations_of_a_renamed_pages_catalog(project, capsys):
     orphan, old, new = _rename_page(project)
     before = orphan.read_bytes()
-    status, out, err = _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    status, out, err = po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
     assert (status, err) == (0, [])
     translated = {e.msgid: e.msgstr for e in polib.pofile(str(orphan)) if e.translated()}
     renamed = polib.pofile(str(project.catalog_path(LANGUAGE, "ddp.md")))
@@ -476,7 +464,7 @@ def test_gnu_msgmerge_compendium_offers_the_same_exact_translations(project, cap
     proc = subprocess.run([msgmerge, "--quiet", "--compendium", str(orphan), "-o", str(gnu), os.devnull, str(template)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    _course(project, "update", "--lang", LANGUAGE, capsys=capsys)
+    po_i18n_command(project, "update", "--lang", LANGUAGE, capsys=capsys)
 
     def exact(path: Path) -> dict[str, str]:
         return {e.msgid: e.msgstr for e in polib.pofile(str(path)) if e.translated()}

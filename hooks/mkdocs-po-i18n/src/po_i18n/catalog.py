@@ -565,6 +565,12 @@ def saved_text(catalog: polib.POFile) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def differs(catalog: polib.POFile, path: Path) -> bool:
+    """Whether :func:`save` would write ``path``: it is missing or holds other text than
+    :func:`saved_text` of ``catalog``."""
+    return not catalog_file.exists(path) or catalog_file.read(path) != saved_text(catalog).encode("utf-8")
+
+
 def save(catalog: polib.POFile, path: Path) -> bool:
     """Write a catalog if its text changed.
 
@@ -581,8 +587,7 @@ def save(catalog: polib.POFile, path: Path) -> bool:
             a directory; see :func:`po_i18n.catalog_file.write`) or cannot be written;
             nothing is written then.
     """
-    text = saved_text(catalog)
-    if catalog_file.exists(path) and catalog_file.read(path) == text.encode("utf-8"):
+    if not differs(catalog, path):
         return False
-    catalog_file.write(path, text)
+    catalog_file.write(path, saved_text(catalog))
     return True

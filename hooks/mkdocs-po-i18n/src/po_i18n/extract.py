@@ -176,10 +176,7 @@ def update(project: Project, languages: tuple[str, ...] | None = None, *, keep_t
         if keep_typo_fixes:
             changes = keep_translations(old, merged, *judges[source])
             report.changes += _placed(path, merged, changes)
-        if write:
-            saved = po.save(merged, path)
-        else:
-            saved = not catalog_file.exists(path) or catalog_file.read(path) != po.saved_text(merged).encode("utf-8")
+        saved = po.save(merged, path) if write else po.differs(merged, path)
         (report.written if saved else report.unchanged).append(path)
     return report
 
