@@ -60,8 +60,28 @@ NOT_FOUND_TEXT = UIString("There is no page at this address. It may have moved, 
 NOT_FOUND_HOME = UIString("Go to the course home page", "link on the 404 page", kind="plain text")
 MADE_WITH = UIString("Made with %(generator)s", "footer of every page; %(generator)s is the link 'Material for MkDocs' (a name, kept in English)",
                      kind="plain text")
+PROGRAM_LINK = UIString("The whole program: its source, its command and a download",
+                        "tooltip of a code block's file name, which leads to the page of the whole program", kind="plain text")
+PROGRAM_INTRO = UIString("The whole program that %(lessons)s shows section by section. The badges under its command and its source "
+                         "say whether and how it was verified.",
+                         "page of a whole program: first paragraph; %(lessons)s is a link to the lesson (or a list of links)")
+PROGRAM_RUN = UIString("Run it", "page of a whole program: heading above the command", kind="heading")
+PROGRAM_RUN_TEXT = UIString("Put the downloaded files in an empty folder and run this command there:",
+                            "page of a whole program: before the launch command")
+PROGRAM_DOWNLOAD = UIString("Download %(name)s", "page of a whole program: link that downloads one file; %(name)s is its file name")
+PROGRAM_DOWNLOAD_ALL = UIString("Download the %(count)d files in one zip archive",
+                                "page of a whole program made of several files: link that downloads all of them",
+                                "Download the %(count)d files in one zip archive")
+PROGRAM_DIGEST = UIString("SHA-256 of the file:",
+                          "page of a whole program: followed by the file's checksum, which readers compare with what they downloaded")
+PROGRAM_SOURCE = UIString("Source", "page of a whole program: heading above the full listing", kind="heading")
+PROGRAM_MARKERS = UIString("The listing leaves out the %(marker)s lines that mark the sections the lessons show; "
+                           "the download keeps them: it is the file byte for byte.",
+                           "page of a whole program: under the heading Source; %(marker)s is the code `--8<--`")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, BACKEND_ON_GPUS, ON_SLURM,
            ALSO_VERIFIED, ALSO_BARE, NCCL_AWAITING, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
-           QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME, MADE_WITH)
+           QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME, MADE_WITH,
+           PROGRAM_LINK, PROGRAM_INTRO, PROGRAM_RUN, PROGRAM_RUN_TEXT, PROGRAM_DOWNLOAD, PROGRAM_DOWNLOAD_ALL,
+           PROGRAM_DIGEST, PROGRAM_SOURCE, PROGRAM_MARKERS)

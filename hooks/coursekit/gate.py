@@ -22,11 +22,12 @@ from .course_strings import (ALSO_BARE, ALSO_VERIFIED, AWAITING_GPU, BACKEND_ON,
 from .runspec import RunSpecError, owner_of, read_spec
 from .verification import Record, load_records, status, test_for, verified_records
 
-__all__ = ["GateResult", "add_badges", "commands_not_shown", "VERIFICATION_PAGE"]
+__all__ = ["GateResult", "add_badges", "commands_not_shown", "shown_programs", "VERIFICATION_PAGE"]
 
 VERIFICATION_PAGE = "verification.md"  # the page every badge links to
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})")
 _INCLUDE = re.compile(r"""^[ \t]*-{1,}8<-{1,}[ \t]+(?P<q>["'])(?P<target>[^"']+)(?P=q)""")
+_TITLE = re.compile(r'\btitle="(?P<title>[^"]+)"')  # pymdownx.highlight's block title option
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#!|])")
 _DEVICE = {"cpu": "CPU", "cuda": "CUDA"}
 _OUTCOME = {"passes": VERIFIED, "fails": VERIFIED_FAILS, "hangs": VERIFIED_HANGS}  # runspec's outcome: line
@@ -39,6 +40,9 @@ class GateResult:
 
     markdown: str
     problems: list[str] = field(default_factory=list)
+    # each block title (``title="train.py"``) by the program its block is cut from (a batch
+    # script's block by the program that submits it); a title two programs share is left out
+    titles: dict[str, str] = field(default_factory=dict)
 
 
 def _escape(text: str) -> str:
@@ -181,7 +185,7 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
     Returns:
         A :class:`GateResult`; ``problems`` holds one line per unverified program, of
         the form ``snippet 'snippets/x/y.py' changed since its last passing run; run:
-        pytest tests/snippets/test_x.py``.
+        pytest tests/snippets/test_x.py``; ``titles`` maps each block title to its program.
     """
     records = load_records(project.root / "snippets")
     link = posixpath.relpath(VERIFICATION_PAGE, posixpath.dirname(page) or ".")
@@ -191,6 +195,8 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
     fence: tuple[str, str] | None = None  # (indent, fence chars) of the open block
     programs: list[str] = []
     launches: set[str] = set()  # programs whose launch section the open block includes
+    title: str | None = None  # the open block's title
+    titled: dict[str, set[str]] = {}
     for i, line in enumerate(lines):
         out.append(line)
         stripped = line.rstrip("\r\n")
@@ -198,6 +204,8 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
         if fence is None:
             if opener:
                 fence, programs, launches = (opener.group("indent"), opener.group("fence")), [], set()
+                named = _TITLE.search(stripped)
+                title = named.group("title") if named else None
             continue
         include = _INCLUDE.match(stripped)
         if include:
@@ -212,6 +220,8 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
             fence = None
             if not programs:
                 continue
+            if title is not None:
+                titled.setdefault(title, set()).update(_program_of(program, project.root / "snippets") for program in programs)
             if not line.endswith("\n"):
                 out.append("\n")
             out.append("\n")
@@ -225,7 +235,15 @@ def add_badges(markdown: str, page: str, project: Project, ui: Interface) -> Gat
             if i + 1 < len(lines) and lines[i + 1].strip():
                 out.append("\n")
     result.markdown = "".join(out)
+    result.titles = {name: next(iter(owners)) for name, owners in titled.items() if len(owners) == 1}
     return result
+
+
+def _program_of(target: str, snippets: Path) -> str:
+    """The program an included file belongs to, under ``snippets/``: itself for a program, the
+    program that submits it for a batch script (:func:`coursekit.runspec.owner_of`)."""
+    owner = owner_of(snippets / target)
+    return target if owner is None else owner.relative_to(snippets).as_posix()
 
 
 def _has_command(program: Path) -> bool:
@@ -259,6 +277,27 @@ def _shown_programs(markdown: str, snippets: Path) -> tuple[set[str], set[str]]:
     return shown, commands
 
 
+def shown_programs(pages: dict[str, str], snippets: Path) -> dict[str, list[str]]:
+    """The pages showing each program, those that show its command first.
+
+    Args:
+        pages: each English page's Markdown source by its path under docs/
+            (``"ddp-basics.md"``); translations include the same blocks.
+        snippets: the ``snippets/`` folder.
+
+    Returns:
+        The pages (paths under docs/) by program (path under ``snippets/``, a batch script
+        counted as its program), programs sorted; pages showing the program's command
+        first, each group sorted.
+    """
+    where: dict[str, list[tuple[bool, str]]] = {}
+    for page, markdown in sorted(pages.items()):
+        shown, commands = _shown_programs(markdown, snippets)
+        for program in shown:
+            where.setdefault(program, []).append((program not in commands, page))
+    return {program: [page for _, page in sorted(found)] for program, found in sorted(where.items())}
+
+
 def commands_not_shown(pages: dict[str, str], snippets: Path) -> list[str]:
     """One problem line per program whose sections some page shows but whose launch
     section (the command the page tells a reader to run, :mod:`coursekit.runspec`) no page
@@ -274,13 +313,7 @@ def commands_not_shown(pages: dict[str, str], snippets: Path) -> list[str]:
         without its command: no page includes its launch section; add a block with
         --8<-- "ddp_basics/x.py:launch" to ddp-basics.md``, sorted by program.
     """
-    where: dict[str, list[str]] = {}
-    commanded: set[str] = set()
-    for page, markdown in sorted(pages.items()):
-        shown, commands = _shown_programs(markdown, snippets)
-        commanded |= commands
-        for program in shown:
-            where.setdefault(program, []).append(page)
+    commanded = {program for markdown in pages.values() for program in _shown_programs(markdown, snippets)[1]}
     return [f"{', '.join(found)}: program 'snippets/{program}' is shown without its command: no page includes its "
             f"launch section; add a block with --8<-- \"{program}:launch\" to {found[0]}"
-            for program, found in sorted(where.items()) if program not in commanded]
+            for program, found in shown_programs(pages, snippets).items() if program not in commanded]

@@ -121,7 +121,9 @@ def test_material_interface_is_localized(site):
 
 
 # Names that stay as they are in every language: the theme named in the footer's credit.
-NAMES = {"Material for MkDocs"}
+# Names, the same in every language: Material's, and each program's file name (the title
+# of its page, hooks/program_pages.py).
+NAMES = {"Material for MkDocs"} | {p.name for p in (ROOT / "snippets").glob("*/*") if p.suffix in (".py", ".sbatch")}
 _LABELS = ("title", "aria-label", "placeholder", "alt")
 
 
@@ -500,3 +502,92 @@ def test_under_each_launch_command_the_verified_run_s_output_per_rank(site, page
         if language != PROJECT.default_language:
             english = soup_of(site, PROJECT.default_language, page).select("article details.course-output")
             assert [d.summary.get_text() for d in outputs] != [d.summary.get_text() for d in english], language
+
+
+# --- the page of each whole program (hooks/program_pages.py, coursekit.programs) ---
+
+def _program_of_page(site: Path, path: Path) -> str:
+    """``ddp_basics/train.py`` for ``<site>/[<lang>/]programs/ddp_basics/train/index.html``."""
+    lesson, stem = path.parent.relative_to(site).parts[-2:]
+    return f"{lesson}/{stem}.py"
+
+
+def _program_pages(site: Path, language: str) -> list[Path]:
+    base = site if language == PROJECT.default_language else site / language
+    return sorted(base.glob("programs/*/*/index.html"))
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_code_block_title_leads_to_its_whole_program_in_the_same_language(site, parsed_pages, language):
+    from coursekit.programs import program
+
+    for lesson in LESSONS:
+        path = page_path(site, language, lesson)
+        titles = parsed_pages[path].select("article .highlight span.filename")
+        assert titles, f"{language}/{lesson}: no code block title"
+        for title in titles:
+            link = title.find("a", class_="course-program-link")
+            assert link is not None, f"{language}/{lesson}: block title {title.get_text()!r} leads nowhere"
+            target = (path.parent / link["href"]).resolve() / "index.html"
+            base = site if language == PROJECT.default_language else site / language
+            assert target.is_file() and target.is_relative_to(base / "programs"), (
+                f"{language}/{lesson}: {title.get_text()!r} links to {link['href']}, not to a program page of {language}")
+            prog = program(_program_of_page(site, target), ROOT / "snippets")
+            assert title.get_text() in [Path(f).name for f in prog.files], (
+                f"{language}/{lesson}: block {title.get_text()!r} links to the page of {prog.name}")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_program_page_offers_its_files_byte_for_byte_as_verified_with_its_command(site, parsed_pages, language):
+    import hashlib
+    import io
+    import zipfile
+
+    from coursekit.programs import program
+    from coursekit.runspec import read_spec
+    from coursekit.verification import load_records, status
+
+    snippets = ROOT / "snippets"
+    records = load_records(snippets)
+    pages = _program_pages(site, language)
+    assert len(pages) >= len(LESSONS), f"{language}: {len(pages)} program pages"
+    for path in pages:
+        name = _program_of_page(site, path)
+        prog, soup = program(name, snippets), parsed_pages[path]
+        verified = {rec.files.get(f) for rec in status(name, snippets, records).current.values() for f in prog.files} or {None}
+        offered = {}
+        for link in soup.select("article a.course-download[download]"):
+            data = (path.parent / link["href"]).resolve().read_bytes()
+            if link["download"].endswith(".zip"):
+                with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                    folder = Path(name).stem
+                    assert sorted(archive.namelist()) == sorted(f"{folder}/{Path(f).name}" for f in prog.files), name
+                    for f in prog.files:
+                        assert archive.read(f"{folder}/{Path(f).name}") == (snippets / f).read_bytes(), f"{name}: {f} in the zip"
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            shown = link.find_next("code", class_="course-digest")
+            assert shown is not None and shown.get_text() == digest, f"{language} {name}: {link['download']} shows another SHA-256"
+            if verified != {None}:  # a program awaiting its GPU run has no current record, and says so
+                assert digest in verified, f"{language} {name}: {link['download']} is not the file a current record verified"
+            else:
+                assert soup.select("article a.course-badge--awaiting"), f"{language} {name}: no record, no awaiting badge"
+            offered[link["download"]] = data
+        assert offered == {Path(f).name: (snippets / f).read_bytes() for f in prog.files}, f"{language} {name}: downloads"
+        if len(prog.files) > 1:
+            assert soup.select_one('article a.course-download[download$=".zip"]') is not None, f"{name}: no zip"
+        command = soup.select_one("article .language-bash code").get_text().strip()
+        assert command == "\n".join(line.text for line in read_spec(snippets / name).lines), f"{language} {name}: command"
+        listing = [block for block in soup.select("article .highlight") if block.select_one("span.filename")]
+        assert [b.select_one("span.filename").get_text() for b in listing] == [Path(f).name for f in prog.files], name
+        assert soup.select("article a.course-badge--verified, article a.course-badge--awaiting"), f"{language} {name}: no badge"
+
+
+def test_a_program_pages_language_selector_leads_to_the_same_program(site, parsed_pages):
+    for language in LANGUAGES:
+        for path in _program_pages(site, language)[:3]:
+            links = {a["hreflang"]: (path.parent / a["href"]).resolve()
+                     for a in parsed_pages[path].select("a.md-select__link")}
+            name = _program_of_page(site, path)
+            assert links == {lang: page_path(site, lang, f"programs/{name[:-3]}").parent for lang in LANGUAGES}, (
+                f"{language} {name}: selector {links}")

@@ -207,12 +207,15 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
 
     def on_page_markdown(self, markdown, page, config, files):
         """Render the English page in the language being built; missing or unsafe messages
-        stay English, and a page that is not fully translated says so at the top."""
+        stay English, and a page that is not fully translated says so at the top. A page
+        another plugin or hook generates (``File.generated``) has no English source in
+        docs/ and so no catalog: it is left to its generator, which writes it in the
+        language being built."""
         project = project_of(config)
         language, default = language_of(config)
         if self.config.status_page and page.file.src_uri == self.config.status_page:
             return status_markdown(project, language, interface_of(config), check_of(config), self.config.status_page)
-        if language == default:
+        if language == default or page.file.generated_by is not None:
             return markdown
         path = project.catalog_path(language, page.file.src_uri)
         catalog = po.load_cached(path)
