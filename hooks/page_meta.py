@@ -1,7 +1,7 @@
 """MkDocs hook: each page's own description and link preview, in the page's language.
 
-The description is the page's front matter ``description`` or else the start of its first
-paragraph of prose (:mod:`coursekit.page_summary`), set where Material reads it
+The description is the start of the page's first paragraph of prose, or on an English page
+the page's front matter ``description`` (:mod:`coursekit.page_summary`), set where Material reads it
 (``page.meta.description``, ``base.html``); Open Graph and Twitter card tags repeat it
 (``docs/overrides/main.html``). No preview image: nothing is fetched from another host.
 """
@@ -23,17 +23,23 @@ def on_config(config):
 
 @event_priority(-200)  # the page as the other hooks leave it
 def on_page_content(html, page, config, files):
-    """``page.meta["description"]``: front matter's, else the first paragraph's start.
+    """``page.meta["description"]``: on English pages front matter's, else (and on every
+    translated page) the start of the first paragraph.
 
     Stored HTML-escaped as ``Markup``: Material's ``base.html`` writes it into an attribute
     unescaped (MkDocs's Jinja environment does not autoescape), and ``|e`` in
     ``main.html`` leaves ``Markup`` as it is.
     """
     description = page.meta.get("description")
-    if not isinstance(description, str) or not description.strip():
+    language, default = language_of(config)
+    if language != default or not isinstance(description, str) or not description.strip():
+        # Front matter is never a message (po_i18n.segment): on a translated page it is
+        # English, while the first paragraph is in the page's language.
         description = shorten(first_paragraph(html))
     if description:
         page.meta["description"] = Markup.escape(" ".join(description.split()))
+    else:  # no paragraph: the site's description, in the page's language
+        page.meta.pop("description", None)
     return html
 
 

@@ -106,7 +106,7 @@ def test_og_url_is_the_canonical_address_with_site_url(hosted_site, language):
         assert canonical.startswith(HOST) and _meta(soup, "og:url") == canonical, page
 
 
-def test_front_matter_description_wins_and_is_escaped(tmp_path):
+def test_front_matter_description_wins_on_english_pages_and_is_escaped(tmp_path):
     (tmp_path / "project").mkdir()
     project = copy_project(tmp_path / "project")
     text = 'Checked "twice" & <never> guessed.'
@@ -115,6 +115,8 @@ def test_front_matter_description_wins_and_is_escaped(tmp_path):
     site = _build(tmp_path / "site", cwd=project)
     soup = _soup(site, "en", "verification")
     assert _meta(soup, "description") == _meta(soup, "og:description") == _meta(soup, "twitter:description") == text
+    translated = _soup(site, "ja", "verification")  # front matter is English: its own paragraph instead
+    assert _meta(translated, "description") == _first_paragraph(translated)
     html = (site / "verification" / "index.html").read_text(encoding="utf-8")
     assert '"twice"' not in html and "<never>" not in html  # escaped once in each of the three tags
     assert html.count("Checked &#34;twice&#34; &amp; &lt;never&gt; guessed.") == 3
