@@ -24,7 +24,7 @@ MKDOCS = [sys.executable, "-m", "mkdocs"]
 # Test builds: without Material's end-of-life banner, and without the caller's SITE_URL or
 # PO_I18N_UNTRANSLATED (a build is for a host, or publishes English first, only when a test
 # says so: a maintainer's English-first shell must not turn the tests of refusals green).
-_CALLERS_ONLY = ("SITE_URL", "PO_I18N_UNTRANSLATED")
+_CALLERS_ONLY = ("SITE_URL", "REPO_URL", "REPO_BRANCH", "PO_I18N_UNTRANSLATED")
 MKDOCS_ENV = {**{k: v for k, v in os.environ.items() if k not in _CALLERS_ONLY}, "NO_MKDOCS_2_WARNING": "1"}
 COMPRESSIBLE = (".html", ".css", ".js", ".json", ".xml", ".svg")
 
