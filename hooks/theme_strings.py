@@ -15,10 +15,11 @@ from po_i18n.interface import STATUS_TITLE
 from po_i18n.selector import language_url
 
 _LINK = "\x00"  # where the footer template puts the link
-_CODE, _TEXT = "\x01", "\x02"  # where it puts the licences' links
-# The licences' names and pages (SPDX's page of the MIT licence; Creative Commons' deed).
-LICENCES = {_CODE: ("MIT", "https://spdx.org/licenses/MIT.html"),
-            _TEXT: ("CC BY 4.0", "https://creativecommons.org/licenses/by/4.0/")}
+# The licences of code and text: placeholder of LICENCE, name (not translated) and page
+# (SPDX's page of the MIT licence; Creative Commons' deed of CC BY 4.0).
+LICENCES = {"code": ("MIT", "https://spdx.org/licenses/MIT.html"),
+            "text": ("CC BY 4.0", "https://creativecommons.org/licenses/by/4.0/")}
+_MARKS = {"code": "\x01", "text": "\x02"}  # where the footer template puts each licence's link
 # Material's toggle names as mkdocs.yml writes them, translated (Material leaves them as given:
 # https://squidfunk.github.io/mkdocs-material/setup/changing-the-colors/#color-palette-toggle).
 _TOGGLES = {s.msgid: s for s in (TO_DARK, TO_LIGHT)}
@@ -33,8 +34,8 @@ def _around(text: str, english: str) -> list[str]:
 def _licence(text: str) -> list[dict]:
     """The licence sentence as the footer template writes it: text parts (``{"text": ...}``)
     and links (``{"text": name, "href": url}``), in the translation's order."""
-    return [{"text": LICENCES[part][0], "href": LICENCES[part][1]} if part in LICENCES else {"text": part}
-            for part in re.split(f"([{_CODE}{_TEXT}])", text) if part]
+    links = {_MARKS[key]: {"text": name, "href": href} for key, (name, href) in LICENCES.items()}
+    return [links.get(part, {"text": part}) for part in re.split(f"([{''.join(links)}])", text) if part]
 
 
 def _translate_toggles(config, ui) -> None:
@@ -61,7 +62,7 @@ def on_config(config):
         "not_found_text": ui.text(NOT_FOUND_TEXT),
         "not_found_home": ui.text(NOT_FOUND_HOME),
         "made_with": _around(ui.text(MADE_WITH, generator=_LINK), MADE_WITH.msgid % {"generator": _LINK}),
-        "licence": _licence(ui.text(LICENCE, code=_CODE, text=_TEXT)),
+        "licence": _licence(ui.text(LICENCE, **_MARKS)),
         "status": {"title": interface_of(config).text(STATUS_TITLE),
                    "url": language_url(config, status_page, language_of(config)[0])} if status_page else None,
     }

@@ -14,6 +14,7 @@ from bs4 import BeautifulSoup, NavigableString
 from conftest import LANGUAGES, ROOT, TRANSLATIONS, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
 from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
+from theme_strings import LICENCES
 from po_i18n.project import Project
 from po_i18n.segment import segment
 
@@ -120,8 +121,9 @@ def test_material_interface_is_localized(site):
     assert len(set(placeholders.values())) == len(LANGUAGES), placeholders
 
 
-# Names that stay as they are in every language: the theme named in the footer's credit.
-NAMES = {"Material for MkDocs"}
+# Names that stay as they are in every language: the theme named in the footer's credit,
+# the licences named in its licence line.
+NAMES = {"Material for MkDocs"} | {name for name, _ in LICENCES.values()}
 _LABELS = ("title", "aria-label", "placeholder", "alt")
 
 

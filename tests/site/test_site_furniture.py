@@ -25,8 +25,8 @@ pytestmark = pytest.mark.site
 
 PROJECT = Project.load(ROOT / "mkdocs.yml")
 STATUS = "translation-status"
-LICENCE_LINKS = {"MIT": "https://spdx.org/licenses/MIT.html",
-                 "CC BY 4.0": "https://creativecommons.org/licenses/by/4.0/"}
+LICENCE_LINKS = {"MIT": "https://spdx.org/licenses/MIT.html",  # SPDX's page of the licence
+                 "CC BY 4.0": "https://creativecommons.org/licenses/by/4.0/"}  # Creative Commons' deed
 
 
 @pytest.fixture(scope="module")
