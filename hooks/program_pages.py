@@ -19,6 +19,7 @@ from mkdocs.utils import get_markdown_title
 from coursekit.gate import shown_programs
 from coursekit.programs import Program, bundle, page_markdown, program
 from po_i18n.build_context import interface_of, language_of, project_of
+from po_i18n.selector import point_selector
 
 # The program of each generated page, and the English pages that show it (the one with its
 # command first), for the build under way; set by on_files, read by the later events.
@@ -77,14 +78,6 @@ def on_page_markdown(markdown, page, config, files):
 @event_priority(0)  # after mkdocs-static-i18n (50), which only knows the files of docs/
 def on_page_context(context, page, config, nav):
     """Point the language selector of a program's page at the same program in each language."""
-    # mkdocs-static-i18n sets the selector as an attribute (config.extra.alternate), which
-    # is what the theme reads; the item of the same name is the unconfigured list.
-    alternates = getattr(config.extra, "alternate", None)
-    if page.file.src_uri not in _pages or not alternates:
-        return context
-    language, default = language_of(config)
-    english = page.file.url.removeprefix(f"{language}/") if language != default else page.file.url
-    for alternate in alternates:
-        code = alternate.get("lang")
-        alternate["link"] = english if code == default else f"{code}/{english}"
+    if page.file.src_uri in _pages:
+        point_selector(config, page.file.src_uri)
     return context

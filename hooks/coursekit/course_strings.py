@@ -1,5 +1,5 @@
-"""The course's own interface strings: badges, verified output, quick checks, the 404 page
-and the footer, translated through each language's ``i18n/<lang>/_course.po``.
+"""The course's own interface strings: badges, verified output, quick checks, the 404 page,
+the footer and the colour scheme toggle, translated through each language's ``i18n/<lang>/_course.po``.
 
 A catalog domain of its own, beside the engine's ``_site.po`` (site name, notices, status
 page): mkdocs.yml lists this tuple under the po-i18n plugin's ``interface_strings``, so
@@ -78,10 +78,17 @@ PROGRAM_SOURCE = UIString("Source", "page of a whole program: heading above the 
 PROGRAM_MARKERS = UIString("The listing leaves out the %(marker)s lines that mark the sections the lessons show; "
                            "the download keeps them: it is the file byte for byte.",
                            "page of a whole program: under the heading Source; %(marker)s is the code `--8<--`")
+LICENCE = UIString("Code: %(code)s licence. Text: %(text)s.",
+                   "footer of every page: the licences of the course's programs and of its text; %(code)s is the link "
+                   "'MIT' and %(text)s the link 'CC BY 4.0' (names of licences, kept in English)", kind="plain text")
+TO_DARK = UIString("Switch to dark mode", "tooltip and accessible name of the header button that switches the site to its "
+                   "dark colours", kind="plain text")
+TO_LIGHT = UIString("Switch to light mode", "tooltip and accessible name of the header button that switches the site back "
+                    "to its light colours", kind="plain text")
 
 STRINGS = (VERIFIED, VERIFIED_FAILS, VERIFIED_HANGS, PROCESSES, BACKEND_ON, BACKEND_ON_GPUS, ON_SLURM,
            ALSO_VERIFIED, ALSO_BARE, NCCL_AWAITING, NOT_VERIFIED, AWAITING_GPU, HOW_VERIFIED,
            OUTPUT_TITLE, OUTPUT_RANK, OUTPUT_ATTEMPT, OUTPUT_NOTHING, OUTPUT_ORDER, OUTPUT_PLACEHOLDERS,
            QUIZ_CHECK, QUIZ_RIGHT, QUIZ_WRONG, QUIZ_CHOOSE, NOT_FOUND_TITLE, NOT_FOUND_TEXT, NOT_FOUND_HOME, MADE_WITH,
            PROGRAM_LINK, PROGRAM_INTRO, PROGRAM_RUN, PROGRAM_RUN_TEXT, PROGRAM_DOWNLOAD, PROGRAM_DOWNLOAD_ALL,
-           PROGRAM_DIGEST, PROGRAM_SOURCE, PROGRAM_MARKERS)
+           PROGRAM_DIGEST, PROGRAM_SOURCE, PROGRAM_MARKERS, LICENCE, TO_DARK, TO_LIGHT)

@@ -4,13 +4,21 @@ Usage (after ``make test``'s set-up, with Debian's chromium and Node.js)::
 
     npm install --prefix .cache/lighthouse lighthouse@12.8.2   # newest that runs on Node 20
     bash tests/system-deps.sh    # Chromium and a Japanese font, if make test has not run
-    .venv/bin/python tests/browser/lighthouse_audit.py [--runs 3] [--build both] [--json lighthouse.json]
+    .venv/bin/python tests/browser/lighthouse_audit.py [--runs 3] [--build both] [--scheme both] [--json lighthouse.json]
 
 It builds the site twice, as ``make site`` does (no ``SITE_URL``) and for its address
 (``SITE_URL``), serves each under a sub-path (``/course/``) gzip-compressed as real
 hosting does (``shared/BROWSER-FACTS.md``: Python's http.server alone does not
 compress), runs Lighthouse's default (mobile) audit with Debian's Chromium, and prints
 the median score of each category per build and page over ``--runs`` runs.
+
+``--scheme dark`` (or ``both``) measures the pages as a reader whose system prefers a dark
+colour scheme sees them, in Material's slate scheme (mkdocs.yml ``theme.palette``): those
+runs go through Lighthouse's Node API on a Puppeteer page that emulates
+``prefers-color-scheme`` (``lighthouse_scheme.mjs`` beside this file, which also checks
+that the page really is in slate), since Lighthouse's command line cannot emulate it. Their
+rows end in ``dark``; compare their performance with light rows measured the same way
+(``--scheme light-api``) rather than with the command line's.
 
 Japanese pages are measured only where a Japanese font is installed (``fc-list
 :lang=ja``): without one, Chromium searches for a fallback glyph by glyph and draws empty
@@ -40,6 +48,9 @@ CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 CHROME_FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
                 "--disable-component-update --disable-sync --no-first-run")
 BUILDS = {"default": False, "hosted": True}  # build name: built with SITE_URL?
+# --scheme: the colour schemes measured; None: Lighthouse's command line (no emulation, light).
+SCHEMES = {"light": (None,), "dark": ("dark",), "both": (None, "dark"), "light-api": ("light",)}
+SCHEME_RUNNER = Path(__file__).with_name("lighthouse_scheme.mjs")
 # The metrics behind the performance score (milliseconds; layout shift unitless), from
 # each report's audits (https://developer.chrome.com/docs/lighthouse/performance/performance-scoring).
 METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift",
@@ -74,17 +85,31 @@ def _japanese_font() -> str | None:
     return found.splitlines()[0] if found.strip() else None
 
 
-def _audit(lighthouse: list[str], url: str, runs: int, out: Path) -> dict:
-    """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's.
+def _run_once(lighthouse: list[str], url: str, report_path: Path, scheme: str | None) -> None:
+    """One Lighthouse run of ``url`` writing its JSON report to ``report_path``: its command
+    line, or with ``scheme`` (``dark``, ``light``) its Node API with that
+    ``prefers-color-scheme`` emulated (``lighthouse_scheme.mjs``; it exits 1, and so this
+    raises ``CalledProcessError``, when the page is not in Material's scheme for it)."""
+    env = {**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}
+    if scheme is None:
+        subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
+                        "--output=json", f"--output-path={report_path}", "--quiet"], env=env, check=True)
+        return
+    modules = Path(lighthouse[0]).resolve().parents[2]  # node_modules/lighthouse/cli/index.js
+    subprocess.run(["node", str(SCHEME_RUNNER), str(modules), url, scheme, str(report_path), ",".join(CATEGORIES),
+                    CHROME_FLAGS], env=env, check=True)
+
+
+def _audit(lighthouse: list[str], url: str, runs: int, out: Path, scheme: str | None = None) -> dict:
+    """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's
+    (``scheme``: see :func:`_run_once`).
 
     Each run's report is written to ``out`` as ``report-<n>.json`` (Lighthouse's JSON
     output), replacing an earlier page's; ``--reports`` keeps them instead."""
     scores = []
     for n in range(runs):
         report_path = out / f"report-{n}.json"
-        subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
-                        "--output=json", f"--output-path={report_path}", "--quiet"],
-                       env={**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}, check=True)
+        _run_once(lighthouse, url, report_path, scheme)
         report = json.loads(report_path.read_text(encoding="utf-8"))
         scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
                       | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS}
@@ -107,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per page; the median is reported")
     parser.add_argument("--build", choices=(*BUILDS, "both"), default="both",
                         help="default: no SITE_URL, as make site; hosted: SITE_URL set to the served address")
+    parser.add_argument("--scheme", choices=SCHEMES, default="light",
+                        help="colour scheme of the reader's system: light (Lighthouse's command line, as before), "
+                             "dark (prefers-color-scheme: dark emulated, Material's slate), both, or light-api "
+                             "(light through the same Node API as dark, to compare performance; default: %(default)s)")
     parser.add_argument("--sub-path", default="/course/", help="where the site is served (default: %(default)s)")
     parser.add_argument("--json", type=Path, default=Path("lighthouse.json"), help="where to write all scores")
     parser.add_argument("--warm-up", type=int, default=1, metavar="N",
@@ -143,15 +172,17 @@ def main(argv: list[str] | None = None) -> int:
                 serve_built_site(Path(tmp) / "site", args.sub_path, gzip=True, with_site_url=BUILDS[build]) as base:
             if args.warm_up > 0:
                 _audit(lighthouse, f"{base}{languages[0]}{pages[0]}", args.warm_up, Path(tmp))
-            for lang in languages:
-                for page in pages:
-                    key = f"{build} /{lang}{page}"
-                    out = Path(tmp)
-                    if args.reports:
-                        out = args.reports / build / (f"{lang}{page}".strip("/").replace("/", "-") or "home")
-                        out.mkdir(parents=True, exist_ok=True)
-                    results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, out)
-                    print(_row(key, results[key]), flush=True)
+            for scheme in SCHEMES[args.scheme]:
+                for lang in languages:
+                    for page in pages:
+                        key = f"{build} /{lang}{page}" + (f" {scheme}" if scheme else "")
+                        out = Path(tmp)
+                        if args.reports:
+                            out = args.reports / build / ((f"{lang}{page}".strip("/").replace("/", "-") or "home")
+                                                          + (f"-{scheme}" if scheme else ""))
+                            out.mkdir(parents=True, exist_ok=True)
+                        results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, out, scheme)
+                        print(_row(key, results[key]), flush=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES) + "   FCP, LCP, TBT (ms), CLS, SI (ms)"
           "   benchmark index")

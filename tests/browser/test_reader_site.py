@@ -539,3 +539,93 @@ def test_language_switch_keeps_a_section_whose_heading_has_no_id(fixture_server,
     assert heading.count() == 1
     assert "Chéçк тhé íñšтálláтíóñ" in heading.inner_text()  # its own slug would be chec-he-insallaion
     context.close()
+
+
+# What the dark-scheme test reads: each element's text colour and the background colours
+# from it up to the first opaque one (getComputedStyle, sRGB "rgb()"/"rgba()" strings).
+_COLOURS_JS = """(selector) => Array.from(document.querySelectorAll(selector)).slice(0, 3).map((el) => {
+  const backgrounds = [];
+  for (let node = el; node; node = node.parentElement) {
+    const bg = getComputedStyle(node).backgroundColor;
+    backgrounds.push(bg);
+    if (/^rgb\\(/.test(bg)) break;
+  }
+  return {text: el.textContent.trim().slice(0, 60), color: getComputedStyle(el).color, backgrounds};
+})"""
+
+
+def _rgba(css: str) -> tuple[float, float, float, float]:
+    """An ``rgb(r, g, b)`` or ``rgba(r, g, b, a)`` string of getComputedStyle as 0-255 channels and alpha."""
+    numbers = [float(n) for n in re.findall(r"[\d.]+", css)]
+    assert css.startswith("rgb") and len(numbers) in (3, 4), f"unexpected computed colour {css!r}"
+    return (*numbers[:3], numbers[3] if len(numbers) == 4 else 1.0)
+
+
+def _over(top: tuple, bottom: tuple) -> tuple:
+    """``top`` composited over an opaque ``bottom`` (source-over, sRGB channels)."""
+    alpha = top[3]
+    return tuple(top[i] * alpha + bottom[i] * (1 - alpha) for i in range(3)) + (1.0,)
+
+
+def _luminance(rgb: tuple) -> float:
+    """Relative luminance of an sRGB colour, WCAG 2.x's formula
+    (https://www.w3.org/TR/WCAG21/#dfn-relative-luminance); channels 0-255."""
+    def linear(channel: float) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_ratio(color: str, backgrounds: list[str]) -> float:
+    """WCAG 2.x contrast ratio (https://www.w3.org/TR/WCAG21/#dfn-contrast-ratio), 1 to 21,
+    of a text colour over the stack of backgrounds under it (innermost first, as
+    ``_COLOURS_JS`` lists them; white below the last if none is opaque)."""
+    ground = (255.0, 255.0, 255.0, 1.0)
+    for layer in reversed(backgrounds):
+        ground = _over(_rgba(layer), ground)
+    text = _over(_rgba(color), ground)
+    light, dark = sorted((_luminance(text), _luminance(ground)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+# The course's own colours on a lesson: badges, the verified output, a quick check after a
+# wrong answer. Each selector must match on the page.
+DARK_CHECKED = ("a.course-badge", "details.course-output > summary", "details.course-output .course-output__rank",
+                "details.course-output > p:not(.course-output__rank)", "details.quiz > summary",
+                "form.course-quiz label.course-quiz__right", "form.course-quiz label.course-quiz__wrong",
+                ".course-quiz__feedback[data-result=wrong]")
+
+
+# Material's colour scheme for the reader's system setting (mkdocs.yml theme.palette).
+SCHEMES = {"dark": "slate", "light": "default"}
+
+
+@pytest.mark.parametrize("preference", SCHEMES)
+@pytest.mark.parametrize("language, lesson, badge", [("en", LESSON, "verified"), ("ja", LESSON, "verified"),
+                                                     ("en", "syncbn-and-sharding", "awaiting")])
+def test_the_system_colour_scheme_is_followed_and_course_colours_are_readable_in_it(server, browser, preference,
+                                                                                      language, lesson, badge):
+    """A reader whose system prefers dark gets Material's slate scheme, and the course's
+    own colours (badges, verified output, quick check) have WCAG AA contrast in it, as in
+    the light one."""
+    context = browser.new_context(color_scheme=preference)
+    try:
+        pg = context.new_page()
+        _open(pg, _url(server, language, lesson))
+        assert pg.evaluate("document.body.dataset.mdColorScheme") == SCHEMES[preference]
+        quiz = pg.locator("details.quiz").first
+        quiz.locator("summary").click()
+        right = quiz.locator("input[type=radio][data-right=true]").first.evaluate("r => r.value")
+        quiz.locator(f"input[type=radio]:not([value='{right}'])").first.check()
+        quiz.locator("button[type=submit]").click()
+        pg.locator("details.course-output").first.evaluate("d => { d.open = true; }")
+        checked = (*DARK_CHECKED, f"a.course-badge--{badge}")
+        for selector in checked:
+            found = pg.evaluate(_COLOURS_JS, selector)
+            assert found, f"{selector}: nothing on {language}/{lesson}"
+            for element in found:
+                ratio = contrast_ratio(element["color"], element["backgrounds"])
+                assert ratio >= 4.5, f"{language}/{lesson} {selector} {element}: contrast {ratio:.2f}:1 < 4.5:1 (WCAG AA)"
+    finally:
+        context.close()

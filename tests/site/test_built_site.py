@@ -14,6 +14,7 @@ from bs4 import BeautifulSoup, NavigableString
 from conftest import LANGUAGES, ROOT, TRANSLATIONS, copy_project, snippet_section
 from site_server import MKDOCS, MKDOCS_ENV
 from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
+from theme_strings import LICENCES
 from po_i18n.project import Project
 from po_i18n.segment import segment
 
@@ -120,10 +121,11 @@ def test_material_interface_is_localized(site):
     assert len(set(placeholders.values())) == len(LANGUAGES), placeholders
 
 
-# Names that stay as they are in every language: the theme named in the footer's credit.
-# Names, the same in every language: Material's, and each program's file name (the title
-# of its page, hooks/program_pages.py).
-NAMES = {"Material for MkDocs"} | {p.name for p in (ROOT / "snippets").glob("*/*") if p.suffix in (".py", ".sbatch")}
+# Names that stay as they are in every language: the theme named in the footer's credit,
+# the licences named in its licence line, and each program's file name (the title of its
+# page, hooks/program_pages.py).
+NAMES = ({"Material for MkDocs"} | {name for name, _ in LICENCES.values()}
+         | {p.name for p in (ROOT / "snippets").glob("*/*") if p.suffix in (".py", ".sbatch")})
 _LABELS = ("title", "aria-label", "placeholder", "alt")
 
 

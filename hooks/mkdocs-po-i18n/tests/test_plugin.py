@@ -2,6 +2,7 @@
 with stops the build with one line; its options do what the README says."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -120,6 +121,23 @@ def test_the_status_page_and_the_notice_follow_their_options(tmp_path):
     status = (root / "site" / "fr" / "status" / "index.html").read_text(encoding="utf-8")
     assert "<table>" in status and ">Welcome</a>" in status and ">Guide</a>" in status
     assert "course-notice" not in (root / "site" / "fr" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_status_pages_language_selector_leads_to_the_status_page_in_each_language(tmp_path):
+    """mkdocs-static-i18n points Material's selector only on pages it knows; on the generated
+    status page it kept the previous page's links (po_i18n.selector.point_selector)."""
+    root = _site(tmp_path, plugin="  - po-i18n:\n      untranslated: warn\n      status_page: status.md\n")
+    with (root / "mkdocs.yml").open("a", encoding="utf-8") as config:
+        config.write("theme:\n  name: material\nnav:\n  - index.md\n  - guide.md\n  - status.md\n")
+    assert _run(root, sys.executable, "-m", "po_i18n", "update").returncode == 0
+    proc = _run(root, *MKDOCS, "build", "--strict")
+    assert proc.returncode == 0, proc.stderr
+    for language, page in (("en", root / "site" / "status" / "index.html"), ("fr", root / "site" / "fr" / "status" / "index.html")):
+        links = dict(re.findall(r'<a href="([^"]*)" hreflang="(en|fr)" class="md-select__link"',
+                                page.read_text(encoding="utf-8")))
+        resolved = {lang: (page.parent / href).resolve() for href, lang in links.items()}
+        assert resolved == {"en": (root / "site" / "status").resolve(), "fr": (root / "site" / "fr" / "status").resolve()}, \
+            (language, links)
 
 
 def test_po_i18n_check_says_the_same_as_the_build_about_attr_list(tmp_path):

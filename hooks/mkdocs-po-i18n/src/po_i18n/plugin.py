@@ -36,6 +36,7 @@ from .interface import PERMALINK
 from .notice import with_notice
 from .page_guard import render_checked
 from .preview import marker, with_preview
+from .selector import point_selector
 from .status_page import status_markdown
 
 __all__ = ["PoI18nPlugin", "PREVIEW_VARIABLE"]
@@ -228,6 +229,14 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
             url = posixpath.relpath("/" + english, "/" + page.url) + ("/" if english.endswith("/") or not english else "")
             return with_notice(result.markdown, 0 if catalog is None else result.percent, url, interface_of(config), default)
         return result.markdown
+
+    @event_priority(0)  # after mkdocs-static-i18n's on_page_context (50), which skips generated pages
+    def on_page_context(self, context, page, config, nav):
+        """Point the language selector of the generated status page at the status page in
+        each language (mkdocs-static-i18n leaves the previous page's links there)."""
+        if self.config.status_page and page.file.src_uri == self.config.status_page:
+            point_selector(config, self.config.status_page)
+        return context
 
     def _search_per_language(self, config) -> bool:
         """Whether the option is on and the build has Material's search (:func:`po_i18n.search.applies`)."""
