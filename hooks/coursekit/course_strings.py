@@ -64,7 +64,10 @@ PROGRAM_LINK = UIString("The whole program: its source, its command and a downlo
                         "tooltip of a code block's file name, which leads to the page of the whole program", kind="plain text")
 PROGRAM_INTRO = UIString("The whole program that %(lessons)s shows section by section. The badges under its command and its source "
                          "say whether and how it was verified.",
-                         "page of a whole program: first paragraph; %(lessons)s is a link to the lesson (or a list of links)")
+                         "page of a whole program: first paragraph; %(lessons)s is a link to the lesson whose title is its "
+                         "text, or a list of such links (the number of lessons chooses the form)",
+                         "The whole program that %(lessons)s show section by section. The badges under its command and its source "
+                         "say whether and how it was verified.")
 PROGRAM_RUN = UIString("Run it", "page of a whole program: heading above the command", kind="heading")
 PROGRAM_RUN_TEXT = UIString("Put the downloaded files in an empty folder and run this command there:",
                             "page of a whole program: before the launch command")

@@ -139,7 +139,7 @@ def page_markdown(prog: Program, snippets: Path, ui: Interface, lessons: list[tu
     page = prog.page
     links = [f"[{_escape(title)}]({_relative(uri, page)})" for uri, title in lessons]
     name = posixpath.basename(prog.name)
-    lines = [f"# {_escape(name)}", "", _sentence(ui, PROGRAM_INTRO, lessons=ui.join_list(links)), "",
+    lines = [f"# {_escape(name)}", "", _sentence(ui, PROGRAM_INTRO, count=len(links), lessons=ui.join_list(links)), "",
              f"## {_escape(ui.text(PROGRAM_RUN))}", ""]
     for file, download in zip(prog.files, prog.downloads):
         digest = hashlib.sha256((snippets / file).read_bytes()).hexdigest()
