@@ -14,6 +14,7 @@ from babel.core import Locale, get_global
 
 __all__ = ["MAX_LENGTH", "first_paragraph", "og_locale", "shorten"]
 
+_CHUNK = 4096  # characters of HTML fed to the parser at a time
 MAX_LENGTH = 160  # characters: about what search result pages show of a description
 # Blocks whose paragraphs are not the page's own prose: notices, quick checks, tables,
 # lists, quotes, figures.
@@ -76,7 +77,12 @@ def first_paragraph(html: str) -> str:
         paragraph inside a notice, quick check, table, list or quote is skipped.
     """
     parser = _FirstParagraph()
-    parser.feed(html)
+    # Fed in pieces, and no further once the paragraph has ended: the rest of a page (a
+    # program's whole listing, every highlighted token a tag) holds nothing more to read.
+    for start in range(0, len(html), _CHUNK):
+        parser.feed(html[start:start + _CHUNK])
+        if parser.done:
+            break
     parser.close()
     return " ".join("".join(parser.parts).split())
 

@@ -29,7 +29,7 @@ from po_i18n.interface import Interface, UIString
 from .course_strings import (PROGRAM_DIGEST, PROGRAM_DOWNLOAD, PROGRAM_DOWNLOAD_ALL, PROGRAM_INTRO, PROGRAM_MARKERS,
                              PROGRAM_RUN, PROGRAM_RUN_TEXT, PROGRAM_SOURCE)
 from .gate import _escape
-from .verification import program_files
+from .verification import cached_program_files
 
 __all__ = ["FOLDER", "Program", "bundle", "link_titles", "page_markdown", "page_uri", "program"]
 
@@ -82,7 +82,7 @@ def program(name: str, snippets: Path) -> Program:
     path = snippets / name
     if not path.is_file():
         raise FileNotFoundError(f"snippets/{name}")
-    others = [p.relative_to(snippets).as_posix() for p in program_files(path) if p != path]
+    others = [p.relative_to(snippets).as_posix() for p in cached_program_files(path) if p != path]
     return Program(name, (name, *others))
 
 

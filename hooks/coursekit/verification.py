@@ -33,6 +33,7 @@ __all__ = [
     "content_hash",
     "environment_class",
     "local_imports",
+    "cached_program_files",
     "program_files",
     "load_records",
     "save_records",
@@ -189,6 +190,12 @@ def program_files(program: Path) -> list[Path]:
 # can start importing another one).
 _digest = StatCache(lambda path: hashlib.sha256(path.read_bytes()).hexdigest())
 _cached_imports = StatCache(program_files, sources=lambda program, files: files)
+
+
+def cached_program_files(program: Path) -> list[Path]:
+    """:func:`program_files`, kept until the program or any of its files changes (each
+    language's build asks again for every program)."""
+    return _cached_imports(program)
 
 
 def content_hash(program: Path, snippets_dir: Path) -> tuple[str, dict[str, str]]:
