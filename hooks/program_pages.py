@@ -10,6 +10,7 @@ program in the other languages.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
@@ -19,11 +20,35 @@ from mkdocs.utils import get_markdown_title
 from coursekit.gate import shown_programs
 from coursekit.programs import Program, bundle, page_markdown, program
 from po_i18n.build_context import interface_of, language_of, project_of
+from po_i18n.filecache import stamps
 from po_i18n.selector import point_selector
 
 # The program of each generated page, and the English pages that show it (the one with its
 # command first), for the build under way; set by on_files, read by the later events.
 _pages: dict[str, tuple[Program, list[str]]] = {}
+# What each page of each language was last written from, for ``mkdocs serve``'s dirty
+# rebuilds (the only builds that ask File.is_modified): (language, page) -> file stamps.
+_built: dict[tuple[str, str], tuple] = {}
+_pending: dict[tuple[str, str], tuple] = {}
+
+
+def _inputs(prog: Program, shown: list[str], project, language: str) -> tuple:
+    """Stamps of every file a program's page is made from: the program's files, the
+    records, the language's interface catalogs, the pages showing it and their catalogs
+    (their titles)."""
+    root = project.root
+    files = [root / "snippets" / f for f in prog.files] + sorted((root / "snippets" / "verification").glob("*.json"))
+    files += list(project.interface_catalogs(language)) + [project.docs_dir / uri for uri in shown]
+    files += [project.catalog_path(language, uri) for uri in shown]
+    return stamps(tuple(files))
+
+
+def _modified(key: tuple[str, str], inputs: tuple, dest: str):
+    """``File.is_modified`` of a program's page: whether a dirty rebuild must write it again."""
+    changed = _built.get(key) != inputs or not os.path.isfile(dest)
+    if changed:
+        _pending[key] = inputs
+    return lambda: changed
 
 
 @event_priority(-120)  # after mkdocs-static-i18n has chosen the language's files
@@ -31,7 +56,8 @@ def on_files(files, config):
     """Add each shown program's page (under the language's folder) and its files (at the
     site root, the same bytes for every language)."""
     language, default = language_of(config)
-    snippets = project_of(config).root / "snippets"
+    project = project_of(config)
+    snippets = project.root / "snippets"
     pages = {page.src_uri: Path(page.abs_src_path).read_text(encoding="utf-8-sig")
              for page in files.documentation_pages() if page.abs_src_path}
     _pages.clear()
@@ -41,6 +67,7 @@ def on_files(files, config):
         page = File.generated(config, prog.page, content="", inclusion=InclusionLevel.NOT_IN_NAV)
         if language != default:
             page.dest_uri = f"{language}/{page.dest_uri}"
+        page.is_modified = _modified((language, prog.page), _inputs(prog, shown, project, language), page.abs_dest_path)
         files.append(page)
         for file, download in zip(prog.files, prog.downloads):
             if files.get_file_from_path(download) is None:  # a file of two programs (multinode_train.py)
@@ -81,3 +108,9 @@ def on_page_context(context, page, config, nav):
     if page.file.src_uri in _pages:
         point_selector(config, page.file.src_uri)
     return context
+
+
+def on_post_build(config):
+    """The pages marked for writing were written: remember what they were made from."""
+    _built.update(_pending)
+    _pending.clear()
