@@ -10,10 +10,11 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import polib
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import ROOT, TRANSLATIONS, copy_project
+from conftest import ROOT, TRANSLATIONS, copy_project, replace_once
 from site_server import MKDOCS, MKDOCS_ENV, preview_server
 from coursekit.net import free_port
 
@@ -29,6 +30,15 @@ def _status(url: str) -> int | None:
     except urllib.error.HTTPError as err:
         return err.code
     except OSError:
+        return None
+
+
+def _text(url: str) -> str | None:
+    """The page at ``url``, or None while the server cannot answer (it rebuilds)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError):
         return None
 
 
@@ -119,3 +129,24 @@ def test_a_preview_of_some_languages_warns_about_those_only(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "index.md: 1 of " in proc.stderr and "in 'sv' and are shown in English" in proc.stderr, proc.stderr
     assert "'ru'" not in proc.stderr and "i18n/ru/" not in proc.stderr, proc.stderr
+
+
+def test_the_preview_rewrites_a_program_page_when_its_interface_catalog_changes(tmp_path):
+    """Program pages (hooks/program_pages.py) are skipped by dirty rebuilds unless what they
+    are made from changed: a translator's edit of the course's interface catalog shows on
+    them at the next rebuild, as on every other page."""
+    root = copy_project(tmp_path)
+    catalog = root / "i18n" / "sv" / "_course.po"
+    heading = next(e.msgstr for e in polib.pofile(str(catalog)) if e.msgid == "Run it")
+    url = "sv/programs/ddp_basics/train/"
+    with preview_server(root, tmp_path / "serve.log") as (server, port):
+        deadline = time.monotonic() + 180
+        while _status(f"http://127.0.0.1:{port}/{url}") != 200:
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.5)
+        time.sleep(1)  # the watcher settles after the first build
+        replace_once(catalog, f'msgstr "{heading}"', f'msgstr "{heading} nu"')
+        deadline = time.monotonic() + 120
+        while f"{heading} nu" not in (_text(f"http://127.0.0.1:{port}/{url}") or ""):
+            assert time.monotonic() < deadline, f"{url} still shows the old heading\n{(tmp_path / 'serve.log').read_text()}"
+            time.sleep(0.5)
