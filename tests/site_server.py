@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -141,3 +143,13 @@ def preview_server(project: Path, log: Path, language: str = "sv", port: int | N
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+def page_text(url: str) -> str | None:
+    """The page at ``url`` as text, or None while the server cannot answer it (it is
+    starting or rebuilding, or the page is not there yet)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError):
+        return None

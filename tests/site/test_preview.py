@@ -15,7 +15,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT, TRANSLATIONS, copy_project, replace_once
-from site_server import MKDOCS, MKDOCS_ENV, preview_server
+from site_server import MKDOCS, MKDOCS_ENV, page_text, preview_server
 from coursekit.net import free_port
 
 pytestmark = pytest.mark.site
@@ -30,15 +30,6 @@ def _status(url: str) -> int | None:
     except urllib.error.HTTPError as err:
         return err.code
     except OSError:
-        return None
-
-
-def _text(url: str) -> str | None:
-    """The page at ``url``, or None while the server cannot answer (it rebuilds)."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read().decode("utf-8")
-    except (urllib.error.URLError, OSError):
         return None
 
 
@@ -147,6 +138,6 @@ def test_the_preview_rewrites_a_program_page_when_its_interface_catalog_changes(
         time.sleep(1)  # the watcher settles after the first build
         replace_once(catalog, f'msgstr "{heading}"', f'msgstr "{heading} nu"')
         deadline = time.monotonic() + 120
-        while f"{heading} nu" not in (_text(f"http://127.0.0.1:{port}/{url}") or ""):
+        while f"{heading} nu" not in (page_text(f"http://127.0.0.1:{port}/{url}") or ""):
             assert time.monotonic() < deadline, f"{url} still shows the old heading\n{(tmp_path / 'serve.log').read_text()}"
             time.sleep(0.5)

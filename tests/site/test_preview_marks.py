@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import polib
@@ -18,7 +16,7 @@ from bs4 import BeautifulSoup
 
 from conftest import copy_project
 from coursekit.net import free_port
-from site_server import MKDOCS, MKDOCS_ENV, preview_server
+from site_server import MKDOCS, MKDOCS_ENV, page_text, preview_server
 
 pytestmark = pytest.mark.site
 
@@ -51,12 +49,6 @@ def project(tmp_path_factory):
                   "untranslated": (emptied.msgid, _msgstr_line(path, emptied.msgid)), "translated": kept.msgstr}
 
 
-def _get(url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read().decode("utf-8")
-    except (urllib.error.URLError, OSError):
-        return None
 
 
 def _first_words(msgid: str) -> str:
@@ -70,10 +62,10 @@ def test_the_preview_outlines_fuzzy_and_untranslated_messages_with_their_catalog
     log = root / "serve.log"
     with preview_server(root, log, port=port) as (server, _):
         deadline = time.monotonic() + 180
-        while (html := _get(f"http://127.0.0.1:{port}/sv/{PAGE}/")) is None:
+        while (html := page_text(f"http://127.0.0.1:{port}/sv/{PAGE}/")) is None:
             assert server.poll() is None and time.monotonic() < deadline, f"no preview:\n{log.read_text()}"
             time.sleep(0.5)
-        english = _get(f"http://127.0.0.1:{port}/{PAGE}/")
+        english = page_text(f"http://127.0.0.1:{port}/{PAGE}/")
     soup = BeautifulSoup(html, "html.parser")
     marked = {(span["class"][0], span["title"]): span.get_text() for span in soup.select(", ".join(f"span.{m}" for m in MARKS))}
     msgid, line = planted["fuzzy"]
