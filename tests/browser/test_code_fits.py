@@ -1,7 +1,7 @@
 """Code fits the page, in a real browser (issue 33, "Code fits").
 
-- At 1280x900, on every lesson and every program page (hooks/program_pages.py) of every
-  language, no code block scrolls sideways: each ``article pre > code`` is as wide as its
+- At 1280x900, on every lesson of every language and every program page
+  (hooks/program_pages.py) of the languages of FONT_LANGUAGES, no code block scrolls sideways: each ``article pre > code`` is as wide as its
   content. The verified output under a launch command (``details.course-output``, closed
   until the reader opens it) is what torchrun printed, not code the course writes: left out.
 - At 390 px (a phone), inline code in a table cell breaks only right after a ``.`` or ``_``
@@ -24,6 +24,12 @@ from test_reader_site import PROJECT, _open, _url, browser, hosted, page, server
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 900}
+# Program pages show the same code in every language (tests/site/test_built_site.py), and a
+# block's width depends only on the monospace font the page's language selects: one for the
+# Latin and Cyrillic languages, a narrower one for Japanese (measured: 110 against 133
+# characters in the 938 px column). Their program pages are measured in the default language
+# and in Japanese; each language's lessons, with their translated prose, all of them.
+FONT_LANGUAGES = (PROJECT.default_language, "ja")
 PHONE = {"width": 390, "height": 900}
 # Every section and code block laid out now (their widths are what a reader scrolling there
 # gets), every <details> but the verified output open.
@@ -77,8 +83,9 @@ def _program_pages(site, language: str) -> list[str]:
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_no_code_block_scrolls_sideways_at_1280_px(hosted, page, language):
     server, site = hosted
-    pages = [*LESSONS, *_program_pages(site, language)]
-    assert len(pages) > len(LESSONS), f"{language}: no program pages in {site}"
+    programs = _program_pages(site, language)
+    assert programs, f"{language}: no program pages in {site}"
+    pages = [*LESSONS, *(programs if language in FONT_LANGUAGES else [])]
     page.set_viewport_size(DESKTOP)
     overflowing = []
     for name in pages:
