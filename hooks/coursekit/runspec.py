@@ -12,6 +12,11 @@ defaults (``${HEAD_ADDR:-127.0.0.1}``) for what a reader sets on a real cluster.
 environment variable a test gives the job must be one of these: the page's environment
 is the tested environment. A line is run by ``bash -c`` exactly as written.
 
+A long line may continue over several physical lines, each but the last ending in a
+backslash, as a reader pastes it into bash (bash(1), "QUOTING": a backslash-newline is a
+line continuation): the logical line keeps the backslash-newlines in its ``text`` (so
+``bash -c`` runs what the page shows), and its words are those of the joined line.
+
 A launch line may also submit a Slurm batch script of the program's folder,
 ``sbatch [options] slurm_train.sbatch`` (:class:`BatchScript`): the script is then part of
 the program's content (:func:`launch_files`), its nodes come from ``--nodes`` (the line's
@@ -57,6 +62,8 @@ _ASSIGNMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$", re
 _SHELL_VAR = re.compile(r"\$(?:\{(?P<braced>[A-Za-z_]\w*)(?::-[^}]*)?\}|(?P<bare>[A-Za-z_]\w*))")
 _NPROC = re.compile(r"--nproc[-_]per[-_]node(?:=|[ \t]+)\S+")
 _SBATCH = re.compile(r"^#SBATCH[ \t]+(?P<options>.*?)[ \t]*(?:#.*)?$", re.M)
+# a backslash-newline: bash's line continuation (a backslash escaping the newline)
+_CONTINUATION = re.compile(r"\\\n")
 _DEFAULTED = re.compile(r"\$\{[A-Za-z_]\w*:-(?P<default>[^}]*)\}")
 
 OUTCOMES = ("passes", "fails", "hangs")
@@ -71,7 +78,8 @@ class LaunchLine:
     """One line of a launch section: what one node's terminal runs.
 
     Attributes:
-        text: the line exactly as the page shows it (run with ``bash -c``).
+        text: the line exactly as the page shows it (run with ``bash -c``), with its
+            backslash-newline continuations if it has any.
         env: the ``NAME=value`` assignments before the command, in order, as
             ``(name, value)`` pairs with shell quoting removed.
         argv: the command's words with shell quoting removed and variables left as
@@ -116,10 +124,14 @@ _SBATCH_SHORT_WITH_VALUE = frozenset("ABDGLMNSacdeijkmnopqtw")
 def parse_line(text: str) -> LaunchLine:
     """Split a launch line into assignments and command.
 
+    Args:
+        text: one logical line; a backslash-newline in it is a line continuation, read as
+            a space (what bash does), and kept in the returned ``text``.
+
     Raises:
         RunSpecError: the line has no command after its assignments.
     """
-    words = shlex.split(text, posix=True)
+    words = shlex.split(_CONTINUATION.sub(" ", text), posix=True)
     env = []
     while words and (m := _ASSIGNMENT.match(words[0])):
         env.append((m.group("name"), m.group("value")))
@@ -204,6 +216,27 @@ class RunSpec:
         return frozenset().union(*(line.variables for line in self.lines))
 
 
+def _logical_lines(program: Path, body: str) -> list[str]:
+    """The launch section's logical lines: a physical line ending in a backslash continues
+    on the next one (joined with the backslash-newline kept); blank lines are skipped.
+
+    Raises:
+        RunSpecError: the section's last line ends in a backslash (it continues nowhere).
+    """
+    logical, current = [], []
+    for physical in body.splitlines():
+        if not current and not physical.strip():
+            continue
+        current.append(physical)
+        if not physical.endswith("\\"):
+            logical.append("\n".join(current))
+            current = []
+    if current:
+        raise RunSpecError(f"{program}: the launch section's last line {current[-1].strip()!r} ends in a "
+                           "backslash, which continues it onto the end marker; remove that backslash")
+    return logical
+
+
 def read_spec(program: Path) -> RunSpec:
     """Read the launch spec from a program's docstring.
 
@@ -215,7 +248,7 @@ def read_spec(program: Path) -> RunSpec:
 
     Raises:
         RunSpecError: no launch section, no ``time-limit: N s`` line, an empty launch
-            section, an ``outcome:`` other than those in :data:`OUTCOMES`, or a
+            section, a launch section whose last line ends in a backslash, an ``outcome:`` other than those in :data:`OUTCOMES`, or a
             ``blocked-in:`` line that is malformed, names a party twice, quotes code found
             on no line or on several, or belongs to a program that does not hang.
     """
@@ -224,7 +257,7 @@ def read_spec(program: Path) -> RunSpec:
     if section is None:
         raise RunSpecError(f"{program}: no launch section; add '--8<-- [start:launch]' … '--8<-- [end:launch]' with the torchrun command to its docstring")
     try:
-        lines = tuple(parse_line(line) for line in section.group("body").splitlines() if line.strip())
+        lines = tuple(parse_line(line) for line in _logical_lines(program, section.group("body")))
     except (RunSpecError, ValueError) as exc:
         raise RunSpecError(f"{program}: {exc}") from None
     if not lines:

@@ -2,8 +2,8 @@
 gradients on its share of each batch, and an all-reduce averages the gradients.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
-The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism/test_data_parallel.py runs exactly that command.
+The launch section below is the single source of how it runs: the page shows it and the test in
+tests/snippets/test_data_vs_model_parallelism/test_data_parallel.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 data_parallel.py
@@ -15,7 +15,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 
 STEPS = 3
@@ -37,10 +38,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -59,7 +64,8 @@ def make_model() -> nn.Module:
 def main() -> None:
     device = setup()
     rank, world_size = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(rank)  # each rank draws different initial weights: only the broadcast makes them equal
+    # each rank draws different initial weights: only the broadcast makes them equal
+    torch.manual_seed(rank)
 
     # --8<-- [start:replicate]
     model = make_model().to(device)

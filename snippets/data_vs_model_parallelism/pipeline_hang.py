@@ -4,8 +4,8 @@ activation before it sends any gradient back. Each stage waits for the other: th
 hangs in its first step, both ranks blocked in dist.recv.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
-The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism/test_pipeline_hang.py runs exactly that command.
+The launch section below is the single source of how it runs: the page shows it and the test in
+tests/snippets/test_data_vs_model_parallelism/test_pipeline_hang.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 pipeline_hang.py

@@ -4,8 +4,8 @@ which do the sends and receives; each stage notes the order it ran its micro-bat
 and rank 0 replays those orders on a clock to show the pipeline bubble.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
-The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism/test_pipeline_schedules.py runs exactly that command.
+The launch section below is the single source of how it runs: the page shows it and the test in
+tests/snippets/test_data_vs_model_parallelism/test_pipeline_schedules.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 pipeline_schedules.py
@@ -41,10 +41,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -96,7 +100,8 @@ def timeline(orders: list[list[str]]) -> list[list[str]]:
             action = todo[0] if todo else None
             if action is not None:
                 needs = s - 1 if action[0] == "F" else s + 1  # the neighbour it waits for
-                ready = not 0 <= needs <= last or finished.get((needs, action), t) < t  # done in an earlier unit
+                # done in an earlier unit
+                ready = not 0 <= needs <= last or finished.get((needs, action), t) < t
                 if ready:
                     finished[(s, action)] = t
                     rows[s].append(todo.pop(0))

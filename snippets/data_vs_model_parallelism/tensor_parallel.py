@@ -3,8 +3,8 @@ layer is split column-wise and the second row-wise, so each process holds half o
 weight; CommDebugMode counts the all-reduces of the forward and the backward pass.
 
 The lesson docs/data-vs-model-parallelism.md shows this program section by section.
-The launch section below is the single source of how it runs: the page shows it and
-the test in tests/snippets/test_data_vs_model_parallelism/test_tensor_parallel.py runs exactly that command.
+The launch section below is the single source of how it runs: the page shows it and the test in
+tests/snippets/test_data_vs_model_parallelism/test_tensor_parallel.py runs exactly that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 tensor_parallel.py
@@ -40,10 +40,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -77,7 +81,8 @@ def run(device: torch.device) -> None:
 
     torch.manual_seed(rank)  # each rank draws different weights: only rank 0's are kept
     # --8<-- [start:parallelize]
-    model = nn.Sequential(FeedForward(), FeedForward()).to(device)  # two blocks, as a transformer stacks them
+    # two blocks, as a transformer stacks them
+    model = nn.Sequential(FeedForward(), FeedForward()).to(device)
     for block in model:
         parallelize_module(block, mesh, {
             "up": ColwiseParallel(),  # split the output features
@@ -126,11 +131,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

@@ -15,7 +15,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDataset
@@ -38,10 +39,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -83,7 +88,9 @@ def main() -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
     dataset = make_dataset()
     torch.manual_seed(0)
-    ddp_model = DDP(make_model().to(device), device_ids=[device.index] if device.type == "cuda" else None)
+    ddp_model = DDP(
+        make_model().to(device), device_ids=[device.index] if device.type == "cuda" else None
+    )
     model = ddp_model.module  # evaluation needs no gradient synchronization
 
     # --8<-- [start:padded]
@@ -96,7 +103,8 @@ def main() -> None:
     # --8<-- [end:padded]
 
     # --8<-- [start:exact]
-    shard = Subset(dataset, range(rank, len(dataset), world_size))  # every rank-th sample, no padding
+    # every rank-th sample, no padding
+    shard = Subset(dataset, range(rank, len(dataset), world_size))
     loss, count = global_mean(evaluate(model, DataLoader(shard, batch_size=BATCH_SIZE), device))
     if rank == 0:
         print(f"unpadded shards: loss {loss:.4f} over {count} samples")

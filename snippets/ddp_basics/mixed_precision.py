@@ -14,7 +14,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -36,10 +37,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -52,13 +57,22 @@ def main() -> None:
     device = setup()
     rank = dist.get_rank()
     torch.manual_seed(0)
-    ddp_model = DDP(make_model().to(device), device_ids=[device.index] if device.type == "cuda" else None)
+    ddp_model = DDP(
+        make_model().to(device), device_ids=[device.index] if device.type == "cuda" else None
+    )
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=LR)
     loss_fn = nn.MSELoss()
     generator = torch.Generator().manual_seed(rank)
-    if device.type == "cuda" and not torch.cuda.is_bf16_supported(including_emulation=False) and rank == 0:
-        print("this GPU emulates bfloat16 (it predates Ampere), slowly: float16 with a GradScaler suits it",
-              file=sys.stderr)
+    if (
+        device.type == "cuda"
+        and not torch.cuda.is_bf16_supported(including_emulation=False)
+        and rank == 0
+    ):
+        print(
+            "this GPU emulates bfloat16 (it predates Ampere), slowly: "
+            "float16 with a GradScaler suits it",
+            file=sys.stderr,
+        )
 
     # --8<-- [start:autocast]
     for step in range(STEPS):

@@ -16,7 +16,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -38,10 +39,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 

@@ -18,7 +18,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -42,10 +43,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -61,7 +66,9 @@ def main() -> None:
     rank = dist.get_rank()
 
     torch.manual_seed(0)
-    model = nn.Sequential(nn.BatchNorm2d(CHANNELS), nn.Flatten(), nn.Linear(CHANNELS * 16, 1)).to(device)
+    model = nn.Sequential(
+        nn.BatchNorm2d(CHANNELS), nn.Flatten(), nn.Linear(CHANNELS * 16, 1)
+    ).to(device)
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.01)
 
@@ -79,7 +86,8 @@ def main() -> None:
     ddp_model.eval()
     with torch.no_grad():
         for batch in range(EVAL_BATCHES):
-            ddp_model(make_batch(rank, STEPS + batch).to(device))  # rank 0's buffers are copied before the first only
+            # rank 0's buffers are copied before the first only
+            ddp_model(make_batch(rank, STEPS + batch).to(device))
     print(f"rank {rank}: running mean of channel 0: {trained:.3f} after training, "
           f"{bn.running_mean[0].item():.3f} in evaluation")
     # --8<-- [end:evaluate]

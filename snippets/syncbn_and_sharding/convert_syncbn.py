@@ -2,9 +2,9 @@
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding/test_convert_syncbn.py runs exactly that command. The
-conversion runs on any device; training with the converted layers needs GPUs (see
-syncbn_train.py).
+test in tests/snippets/test_syncbn_and_sharding/test_convert_syncbn.py runs exactly that
+command. The conversion runs on any device; training with the converted layers needs
+GPUs (see syncbn_train.py).
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 convert_syncbn.py
@@ -35,10 +35,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -52,7 +56,9 @@ class Net(nn.Module):
             nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
         )
-        self.head = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, NUM_CLASSES))
+        self.head = nn.Sequential(
+            nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, NUM_CLASSES)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))

@@ -9,7 +9,8 @@ test in tests/snippets/test_syncbn_and_sharding/test_dcp_resume.py runs exactly 
 command: two processes train and save, then three resume from their checkpoint.
 
 --8<-- [start:launch]
-torchrun --standalone --nproc-per-node=2 dcp_resume.py && torchrun --standalone --nproc-per-node=3 dcp_resume.py
+torchrun --standalone --nproc-per-node=2 dcp_resume.py && \
+    torchrun --standalone --nproc-per-node=3 dcp_resume.py
 --8<-- [end:launch]
 time-limit: 300 s
 """
@@ -46,10 +47,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -87,7 +92,8 @@ def run(device: torch.device) -> None:
 
     torch.manual_seed(0)
     model = make_model().to(device)
-    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+    # setup()'s device (the default is the GPU)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for block in model[:-1]:
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
@@ -96,8 +102,10 @@ def run(device: torch.device) -> None:
     # --8<-- [start:resume]
     training = TrainingState(model, optimizer)
     # .metadata is written last: a folder without it is an unfinished checkpoint
-    saved = sorted(d for d in os.listdir(CHECKPOINTS) if os.path.exists(os.path.join(CHECKPOINTS, d, ".metadata"))) \
-        if os.path.isdir(CHECKPOINTS) else []
+    saved = sorted(
+        d for d in os.listdir(CHECKPOINTS)
+        if os.path.exists(os.path.join(CHECKPOINTS, d, ".metadata"))
+    ) if os.path.isdir(CHECKPOINTS) else []
     if saved:
         dcp.load({"training": training}, checkpoint_id=os.path.join(CHECKPOINTS, saved[-1]))
     rows = model[0][0].weight.to_local().shape[0]
@@ -117,7 +125,9 @@ def run(device: torch.device) -> None:
         if pending is not None:
             pending.result()  # one checkpoint in flight at a time
         path = os.path.join(CHECKPOINTS, f"step-{training.step:04d}")
-        pending = dcp.async_save({"training": training}, checkpoint_id=path, process_group=checkpoint_group)
+        pending = dcp.async_save(
+            {"training": training}, checkpoint_id=path, process_group=checkpoint_group
+        )
     pending.result()  # the last checkpoint is complete before the job ends
     # --8<-- [end:train]
     if rank == 0:
@@ -137,11 +147,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

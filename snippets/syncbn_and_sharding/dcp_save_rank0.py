@@ -43,7 +43,8 @@ def main() -> None:
 
     torch.manual_seed(0)
     model = make_model().to(device)
-    mesh = init_device_mesh("cpu", (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+    # setup()'s device (the default is the GPU)
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
     for block in model[:-1]:
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)

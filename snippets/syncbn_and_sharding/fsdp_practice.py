@@ -43,10 +43,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -76,7 +80,8 @@ class Net(nn.Module):
 
 
 def micro_batch(rank: int, step: int, micro: int) -> tuple[torch.Tensor, torch.Tensor]:
-    generator = torch.Generator().manual_seed(1000 * step + 10 * micro + rank)  # each rank its own data
+    # each rank its own data
+    generator = torch.Generator().manual_seed(1000 * step + 10 * micro + rank)
     x = torch.randn(MICRO_BATCH, 16, generator=generator)
     return x, x.sum(dim=1, keepdim=True)
 
@@ -88,7 +93,8 @@ def run(device: torch.device) -> None:
     torch.manual_seed(0)
     model = Net().to(device)
     policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+    # setup()'s device (the default is the GPU)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for block in model.blocks:
         fully_shard(block, mesh=mesh, mp_policy=policy)
     fully_shard(model, mesh=mesh, mp_policy=policy)
@@ -105,7 +111,8 @@ def run(device: torch.device) -> None:
     # --8<-- [start:step]
     for step in range(STEPS):
         for micro in range(ACCUMULATE):
-            model.set_requires_gradient_sync(micro == ACCUMULATE - 1)  # reduce-scatter on the last only
+            # reduce-scatter on the last only
+            model.set_requires_gradient_sync(micro == ACCUMULATE - 1)
             x, y = micro_batch(rank, step, micro)
             loss = nn.functional.mse_loss(model(x.to(device)).float(), y.to(device)) / ACCUMULATE
             loss.backward()
@@ -130,11 +137,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

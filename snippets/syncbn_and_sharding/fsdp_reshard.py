@@ -37,10 +37,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -55,7 +59,9 @@ def held(model: nn.Sequential) -> str:
     """What each unit's parameters are right now: sharded DTensors or full plain tensors."""
     units = {f"block {i}": block[0].weight for i, block in enumerate(model[:-1])}
     units["root"] = model[-1].weight  # the last Linear belongs to the root unit
-    return ", ".join(f"{name} {'sharded' if isinstance(w, DTensor) else 'full'}" for name, w in units.items())
+    return ", ".join(
+        f"{name} {'sharded' if isinstance(w, DTensor) else 'full'}" for name, w in units.items()
+    )
 # --8<-- [end:held]
 
 
@@ -67,7 +73,8 @@ def run(device: torch.device) -> None:
     for reshard_after_forward in (None, False):  # None is the default
         torch.manual_seed(0)
         model = make_model().to(device)
-        mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+        # setup()'s device (the default is the GPU)
+        mesh = init_device_mesh(device.type, (dist.get_world_size(),))
         for block in model[:-1]:
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard_after_forward)
         fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
@@ -95,11 +102,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

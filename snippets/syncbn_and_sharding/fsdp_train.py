@@ -42,10 +42,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -75,7 +79,8 @@ def run(device: torch.device) -> None:
     # --8<-- [start:shard]
     torch.manual_seed(0)  # the same initial weights on every rank: FSDP does not broadcast
     model = make_model().to(device)
-    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+    # setup()'s device (the default is the GPU)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for block in model[:-1]:
         fully_shard(block, mesh=mesh)  # one unit per block: gathered for its forward, then freed
     fully_shard(model, mesh=mesh)  # the root unit takes the remaining parameters (the last Linear)
@@ -125,11 +130,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

@@ -3,7 +3,8 @@ and reads only its own shards of the model and the optimizer.
 
 The lesson docs/syncbn-and-sharding.md shows this program section by section. The
 launch section below is the single source of how it runs: the page shows it and the
-test in tests/snippets/test_syncbn_and_sharding/test_sharded_checkpoint.py runs exactly that command.
+test in tests/snippets/test_syncbn_and_sharding/test_sharded_checkpoint.py runs exactly
+that command.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 sharded_checkpoint.py
@@ -42,10 +43,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -58,7 +63,8 @@ def make_model() -> nn.Sequential:
 def build(device: torch.device, seed: int) -> tuple[nn.Module, torch.optim.Optimizer]:
     torch.manual_seed(seed)
     model = make_model().to(device)
-    mesh = init_device_mesh(device.type, (dist.get_world_size(),))  # setup()'s device (the default is the GPU)
+    # setup()'s device (the default is the GPU)
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for block in model[:-1]:
         fully_shard(block, mesh=mesh)
     fully_shard(model, mesh=mesh)
@@ -93,7 +99,9 @@ def run(device: torch.device) -> None:
     model_state, optim_state = get_state_dict(model, optimizer)
     state = {"model": model_state, "optimizer": optim_state}
     dcp.load(state, checkpoint_id=CHECKPOINT_DIR)  # fills the shards in place
-    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"])
+    set_state_dict(
+        model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optimizer"]
+    )
     # --8<-- [end:load]
     step = optimizer.state_dict()["state"][0]["step"]
     print(f"rank {rank} restored its shards at step {int(step)}")
@@ -112,11 +120,15 @@ def release_dtensor_caches() -> None:
     except ImportError:
         return
     clears = (
-        getattr(debug, "_clear_sharding_prop_cache", None),  # output shardings, keyed by op and input specs
-        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),  # redistribute steps
-        getattr(_redistribute, "clear_redistribute_planner_cache", None),  # redistribute planners, each with its mesh
+        # output shardings, keyed by op and input specs
+        getattr(debug, "_clear_sharding_prop_cache", None),
+        # redistribute steps
+        getattr(getattr(_redistribute, "_gen_transform_infos", None), "cache_clear", None),
+        # redistribute planners, each with its mesh
+        getattr(_redistribute, "clear_redistribute_planner_cache", None),
+        # mesh topologies, keyed by mesh
         getattr(getattr(getattr(_collective_utils, "MeshTopoInfo", None), "build_from_mesh", None),
-                "cache_clear", None),  # mesh topologies, keyed by mesh
+                "cache_clear", None),
     )
     for clear in clears:
         if clear is not None:

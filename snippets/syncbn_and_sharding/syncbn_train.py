@@ -18,7 +18,8 @@ import os
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -63,7 +64,9 @@ class Net(nn.Module):
             nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
         )
-        self.head = nn.Sequential(nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, NUM_CLASSES))
+        self.head = nn.Sequential(
+            nn.Linear(16, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, NUM_CLASSES)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))

@@ -16,7 +16,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -42,10 +43,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -100,7 +105,8 @@ def main() -> None:
     mine = [p for group in optimizer.optim.param_groups for p in group["params"]]
     n_params = sum(1 for _ in model.parameters())
     print(f"rank {rank} keeps Adam state for {len(mine)} of {n_params} parameter tensors, "
-          f"{sum(p.numel() for p in mine):,} of {sum(p.numel() for p in model.parameters()):,} values")
+          f"{sum(p.numel() for p in mine):,} of "
+          f"{sum(p.numel() for p in model.parameters()):,} values")
     # --8<-- [end:partition]
 
     # --8<-- [start:save]

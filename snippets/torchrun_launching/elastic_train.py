@@ -7,7 +7,8 @@ the workers and that they carried on from the last checkpoint, at the step where
 taken, to the same weights as a run that was never interrupted.
 
 --8<-- [start:launch]
-TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --standalone --nproc-per-node=2 --max-restarts=1 elastic_train.py
+TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 torchrun --standalone --nproc-per-node=2 \
+    --max-restarts=1 elastic_train.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
@@ -19,7 +20,8 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -44,10 +46,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -60,13 +66,22 @@ def make_dataset(n_samples: int = 2048) -> TensorDataset:
 
 
 def make_model() -> nn.Module:
-    return nn.Sequential(nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 1))
+    return nn.Sequential(
+        nn.Linear(32, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 1)
+    )
 
 
 # --8<-- [start:save]
-def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int, step: int) -> None:
+def save_checkpoint(
+    model: nn.Module, optimizer: torch.optim.Optimizer, epoch: int, step: int
+) -> None:
     """Save everything needed to continue with batch ``step`` of ``epoch``."""
-    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch, "step": step}
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "epoch": epoch,
+        "step": step,
+    }
     tmp = CHECKPOINT.with_suffix(".tmp")
     torch.save(state, tmp)
     os.replace(tmp, CHECKPOINT)  # atomic: a crash never leaves a half-written checkpoint
@@ -74,7 +89,9 @@ def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, epoch: i
 
 
 # --8<-- [start:load]
-def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device) -> tuple[int, int]:
+def load_checkpoint(
+    model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device
+) -> tuple[int, int]:
     """Restore the last checkpoint, if any; return (epoch, step) to continue from."""
     if not CHECKPOINT.exists():
         return 0, 0
@@ -99,7 +116,8 @@ def train(device: torch.device) -> None:
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     if rank == 0:
         restarts = os.environ["TORCHELASTIC_RESTART_COUNT"]
-        print(f"restart {restarts}: starting at epoch {start_epoch}, step {start_step} of {len(loader)}")
+        print(f"restart {restarts}: starting at epoch {start_epoch}, "
+              f"step {start_step} of {len(loader)}")
     # --8<-- [end:resume]
 
     # --8<-- [start:train]
@@ -122,7 +140,8 @@ def train(device: torch.device) -> None:
 def main() -> None:
     device = setup()
     train(device)
-    gc.collect()  # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
+    # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
+    gc.collect()
     dist.destroy_process_group()
 
 

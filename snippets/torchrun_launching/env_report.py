@@ -41,12 +41,16 @@ def main() -> None:
     # --8<-- [start:report]
     given = {name: os.environ[name] for name in TORCHRUN_VARIABLES}
     line = f"pid {os.getpid()}: " + " ".join(f"{name}={value}" for name, value in given.items())
-    sys.stdout.write(line + "\n")  # one write per line, so that lines of workers sharing a terminal never merge
+    # one write per line, so that lines of workers sharing a terminal never merge
+    sys.stdout.write(line + "\n")
 
-    device, backend = choose_device(int(given["LOCAL_RANK"]), int(given["LOCAL_WORLD_SIZE"]), torch.cuda.device_count())
+    device, backend = choose_device(
+        int(given["LOCAL_RANK"]), int(given["LOCAL_WORLD_SIZE"]), torch.cuda.device_count()
+    )
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)  # reads RANK, WORLD_SIZE, …
+    # reads RANK, WORLD_SIZE, …
+    dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)
     rank, world_size = dist.get_rank(), dist.get_world_size()
     sys.stdout.write(f"process group: rank {rank} of {world_size}, backend {dist.get_backend()}\n")
     # --8<-- [end:report]

@@ -9,7 +9,9 @@ tests/snippets/test_torchrun_launching/test_multinode_standalone.py runs the lin
 port of its own and neither on the endpoint's, and that no worker was started.
 
 --8<-- [start:launch]
-torchrun --standalone --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} --rdzv-id=${JOB_ID:-lesson4} multinode_standalone.py
+torchrun --standalone --nnodes=2 --nproc-per-node=2 \
+    --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} \
+    --rdzv-id=${JOB_ID:-lesson4} multinode_standalone.py
 --8<-- [end:launch]
 time-limit: 40 s
 outcome: hangs

@@ -7,7 +7,9 @@ The test in tests/snippets/test_torchrun_launching/test_multinode_train.py types
 in two "terminals" of one machine, with the defaults, exactly as the page says.
 
 --8<-- [start:launch]
-torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} --rdzv-id=${JOB_ID:-lesson4} multinode_train.py
+torchrun --nnodes=2 --nproc-per-node=2 \
+    --rdzv-backend=c10d --rdzv-endpoint=${HEAD_ADDR:-127.0.0.1}:${HEAD_PORT:-29400} \
+    --rdzv-id=${JOB_ID:-lesson4} multinode_train.py
 --8<-- [end:launch]
 time-limit: 120 s
 """
@@ -17,7 +19,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -41,10 +44,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 # --8<-- [end:setup]
@@ -62,7 +69,9 @@ def train(device: torch.device) -> None:
     rank, world_size = dist.get_rank(), dist.get_world_size()
     node = int(os.environ["GROUP_RANK"])
     local_rank = int(os.environ["LOCAL_RANK"])
-    sys.stdout.write(f"node {node}, local rank {local_rank}: rank {rank} of {world_size} on {device}\n")  # one write
+    sys.stdout.write(
+        f"node {node}, local rank {local_rank}: rank {rank} of {world_size} on {device}\n"
+    )  # one write
     # --8<-- [end:whoami]
 
     dataset = make_dataset()
@@ -90,7 +99,8 @@ def train(device: torch.device) -> None:
 def main() -> None:
     device = setup()
     train(device)  # the model, the optimizer and the DDP wrapper are local to train()
-    gc.collect()  # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
+    # DDP sits in reference cycles: free train()'s model now, before destroy_process_group()
+    gc.collect()
     dist.destroy_process_group()  # every rank, once, after the last collective
 
 

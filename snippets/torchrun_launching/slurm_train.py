@@ -19,7 +19,8 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch.distributed.nn  # noqa: F401  imported before any process group exists: lesson 4, "End every worker cleanly"
+# imported before any process group exists: lesson 4, "End every worker cleanly"
+import torch.distributed.nn  # noqa: F401
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -42,10 +43,14 @@ def setup() -> torch.device:
     device, backend = choose_device(local_rank, local_world_size, gpus)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device)  # bound to this GPU: NCCL's communicator is made now
+        # bound to this GPU: NCCL's communicator is made now
+        dist.init_process_group(backend, device_id=device)
     else:
         if gpus and local_rank == 0:  # GPUs, but fewer than processes
-            print(f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo", file=sys.stderr)
+            print(
+                f"{gpus} GPU(s) for {local_world_size} processes: running on CPU with gloo",
+                file=sys.stderr,
+            )
         dist.init_process_group(backend)
     return device
 
@@ -63,7 +68,8 @@ def main() -> None:
     # --8<-- [start:whoami]
     # torchrun's numbers, and Slurm's for the task (the agent) that started this worker
     print(f"rank {rank} of {world_size}: local rank {os.environ['LOCAL_RANK']} on node rank "
-          f"{os.environ['GROUP_RANK']}; Slurm task {os.environ['SLURM_PROCID']} of {os.environ['SLURM_NTASKS']} "
+          f"{os.environ['GROUP_RANK']}; Slurm task {os.environ['SLURM_PROCID']} "
+          f"of {os.environ['SLURM_NTASKS']} "
           f"on {os.environ['SLURMD_NODENAME']}", flush=True)
     # --8<-- [end:whoami]
 

@@ -30,7 +30,8 @@ from torch import nn
 
 def main() -> None:
     # --8<-- [start:faulthandler]
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # kill -USR1 PID prints this process's stack
+    # kill -USR1 PID prints this process's stack
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # --8<-- [end:faulthandler]
     # gloo on the CPU, GPUs or not: on NCCL this mistake does not hang here (see the page)
     device = torch.device("cpu")
@@ -40,7 +41,8 @@ def main() -> None:
     torch.manual_seed(rank)  # each rank its own data
     model = nn.Linear(8, 1).to(device)
     loss = model(torch.randn(64, 8, device=device)).pow(2).mean().detach()
-    sys.stdout.write(f"rank {rank} (pid {os.getpid()}): local loss {loss.item():.4f}\n")  # one write per line
+    # one write per line
+    sys.stdout.write(f"rank {rank} (pid {os.getpid()}): local loss {loss.item():.4f}\n")
 
     # --8<-- [start:bug]
     if rank == 0:  # wrong: all_reduce is a collective, and here only rank 0 calls it
