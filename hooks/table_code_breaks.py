@@ -85,7 +85,14 @@ def with_breaks(html: str) -> str:
     return "".join(pieces) + html[last:]
 
 
+# Each table of a page, from its start tag to the end tag that closes it (Python-Markdown's
+# tables do not nest): only these are parsed, not a lesson's whole page.
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+
+
 def on_page_content(html, page, config, files):
     """Line break opportunities in the inline code of the page's table cells (before
     Material's search plugin indexes the page, which skips ``<wbr>`` as a void element)."""
-    return with_breaks(html)
+    if "<table" not in html:
+        return html
+    return _TABLE.sub(lambda table: with_breaks(table.group(0)), html)
