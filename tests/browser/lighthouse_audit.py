@@ -67,12 +67,17 @@ def _lighthouse() -> list[str]:
     raise SystemExit("lighthouse not found; run: npm install --prefix .cache/lighthouse lighthouse@12.8.2")
 
 
+# One page of a whole program (hooks/program_pages.py): the 41 of each language share one
+# layout, and this one has the longest listing of lesson 2.
+PROGRAM_PAGE = "programs/ddp_basics/train/"
+
+
 def _pages(project: Project) -> list[str]:
-    """The home page and every lesson (a page that includes code from snippets/), as
-    paths under a language root."""
+    """The home page, every lesson (a page that includes code from snippets/) and
+    :data:`PROGRAM_PAGE`, as paths under a language root."""
     lessons = [p.with_suffix("").as_posix() + "/" for p in project.pages()
                if "--8<--" in (project.docs_dir / p).read_text(encoding="utf-8")]
-    return ["", *lessons]
+    return ["", *lessons, PROGRAM_PAGE]
 
 
 def _japanese_font() -> str | None:
