@@ -88,9 +88,7 @@ def _badge(program: str, project: Project, ui: Interface, link: str, records) ->
     snippets = project.root / "snippets"
     title = ui.text(HOW_VERIFIED).replace('"', "'")
     main = None
-    owner = owner_of(snippets / program)  # a batch script is verified with the program that submits it
-    if owner is not None:
-        program = owner.relative_to(snippets).as_posix()
+    program = _program_of(program, snippets)  # a batch script is verified with the program that submits it
     try:
         spec = _spec(snippets / program)
     except (RunSpecError, FileNotFoundError) as exc:
@@ -277,6 +275,17 @@ def _shown_programs(markdown: str, snippets: Path) -> tuple[set[str], set[str]]:
     return shown, commands
 
 
+def _pages_of(pages: dict[str, str], snippets: Path) -> dict[str, list[tuple[bool, str]]]:
+    """``(the page does not show its command, page)`` for each page showing each program,
+    sorted; programs sorted."""
+    where: dict[str, list[tuple[bool, str]]] = {}
+    for page, markdown in sorted(pages.items()):
+        shown, commands = _shown_programs(markdown, snippets)
+        for program in shown:
+            where.setdefault(program, []).append((program not in commands, page))
+    return {program: sorted(found) for program, found in sorted(where.items())}
+
+
 def shown_programs(pages: dict[str, str], snippets: Path) -> dict[str, list[str]]:
     """The pages showing each program, those that show its command first.
 
@@ -290,12 +299,7 @@ def shown_programs(pages: dict[str, str], snippets: Path) -> dict[str, list[str]
         counted as its program), programs sorted; pages showing the program's command
         first, each group sorted.
     """
-    where: dict[str, list[tuple[bool, str]]] = {}
-    for page, markdown in sorted(pages.items()):
-        shown, commands = _shown_programs(markdown, snippets)
-        for program in shown:
-            where.setdefault(program, []).append((program not in commands, page))
-    return {program: [page for _, page in sorted(found)] for program, found in sorted(where.items())}
+    return {program: [page for _, page in found] for program, found in _pages_of(pages, snippets).items()}
 
 
 def commands_not_shown(pages: dict[str, str], snippets: Path) -> list[str]:
@@ -313,7 +317,10 @@ def commands_not_shown(pages: dict[str, str], snippets: Path) -> list[str]:
         without its command: no page includes its launch section; add a block with
         --8<-- "ddp_basics/x.py:launch" to ddp-basics.md``, sorted by program.
     """
-    commanded = {program for markdown in pages.values() for program in _shown_programs(markdown, snippets)[1]}
-    return [f"{', '.join(found)}: program 'snippets/{program}' is shown without its command: no page includes its "
-            f"launch section; add a block with --8<-- \"{program}:launch\" to {found[0]}"
-            for program, found in shown_programs(pages, snippets).items() if program not in commanded]
+    problems = []
+    for program, found in _pages_of(pages, snippets).items():
+        if all(without for without, _ in found):
+            names = [page for _, page in found]
+            problems.append(f"{', '.join(names)}: program 'snippets/{program}' is shown without its command: no page "
+                            f"includes its launch section; add a block with --8<-- \"{program}:launch\" to {names[0]}")
+    return problems

@@ -15,7 +15,6 @@ language prefix)::
 """
 from __future__ import annotations
 
-import hashlib
 import html
 import io
 import posixpath
@@ -29,7 +28,7 @@ from po_i18n.interface import Interface, UIString
 from .course_strings import (PROGRAM_DIGEST, PROGRAM_DOWNLOAD, PROGRAM_DOWNLOAD_ALL, PROGRAM_INTRO, PROGRAM_MARKERS,
                              PROGRAM_RUN, PROGRAM_RUN_TEXT, PROGRAM_SOURCE)
 from .gate import _escape
-from .verification import cached_program_files
+from .verification import cached_program_files, content_hash
 
 __all__ = ["FOLDER", "Program", "bundle", "link_titles", "page_markdown", "page_uri", "program"]
 
@@ -141,8 +140,9 @@ def page_markdown(prog: Program, snippets: Path, ui: Interface, lessons: list[tu
     name = posixpath.basename(prog.name)
     lines = [f"# {_escape(name)}", "", _sentence(ui, PROGRAM_INTRO, count=len(links), lessons=ui.join_list(links)), "",
              f"## {_escape(ui.text(PROGRAM_RUN))}", ""]
+    digests = content_hash(snippets / prog.name, snippets)[1]  # each file's SHA-256, as records keep them
     for file, download in zip(prog.files, prog.downloads):
-        digest = hashlib.sha256((snippets / file).read_bytes()).hexdigest()
+        digest = digests[file]
         base = posixpath.basename(file)
         lines += [f"- [{_sentence(ui, PROGRAM_DOWNLOAD, name=f'`{base}`')}]({_relative(download, page)})"
                   f'{{ download="{base}" .course-download }}',
