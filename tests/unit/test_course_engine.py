@@ -1,6 +1,8 @@
 """The segmenter's properties with the course's own Markdown engine (its mkdocs.yml)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import ROOT
 from po_i18n.fuzz import RAW_WORDS, check
 from po_i18n.markdown_engine import engine_for
@@ -34,11 +36,39 @@ def test_the_benchs_plain_floor_is_mkdocs_material_and_static_i18n_alone(tmp_pat
     names = [next(iter(p)) if isinstance(p, dict) else p for p in config["plugins"]]
     assert names == ["search", "i18n"]
     assert "translation-status.md" not in config["nav"]
+    assert config["docs_dir"] == "docs-plain"  # docs/ and the pages hooks generate (next test)
     # everything else as the site has it: the same Markdown extensions, theme, assets
     original = load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    for key in ("hooks", "plugins", "nav"):
+    for key in ("hooks", "plugins", "nav", "docs_dir"):
         original.pop(key), config.pop(key)
     assert config == original
+
+
+def test_the_benchs_plain_floor_has_every_page_the_hooks_generate(tmp_path):
+    """The plain build renders the pages the hooked build has: docs/ and one Markdown page
+    per program page (``programs/<lesson>/<program>.md``, not indexed, as the hook makes
+    them), with each file the page offers."""
+    import shutil
+
+    from coursekit.bench import _plain_docs
+    from coursekit.gate import shown_programs
+    from coursekit.programs import program
+
+    for item in ("docs", "snippets"):
+        shutil.copytree(ROOT / item, tmp_path / item)
+    plain = _plain_docs(tmp_path)
+    docs = {p.relative_to(ROOT / "docs") for p in (ROOT / "docs").rglob("*") if p.is_file()}
+    pages = {p.relative_to(ROOT / "docs").as_posix(): p.read_text(encoding="utf-8")
+             for p in (ROOT / "docs").glob("*.md")}
+    programs = [program(name, ROOT / "snippets") for name in shown_programs(pages, ROOT / "snippets")]
+    assert len(programs) > 30
+    generated = {Path(prog.page) for prog in programs}
+    generated |= {Path(d) for prog in programs for d in prog.downloads}
+    generated |= {Path(prog.bundle) for prog in programs if prog.bundle}
+    assert {p.relative_to(plain) for p in plain.rglob("*") if p.is_file()} == docs | generated
+    page = (plain / programs[0].page).read_text(encoding="utf-8")
+    assert page.startswith("---\nhide:\n  - navigation\nsearch:\n  exclude: true\n---\n")
+    assert f'--8<-- "{programs[0].name}"' in page and "{ #" not in page
 
 
 def test_course_bench_keeps_earlier_runs_and_shows_each_figures_last_value(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pygments
 import pytest
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer, TextLexer
+from pygments.lexers import PythonLexer, TextLexer, get_lexer_by_name
 from pymdownx.highlight import BlockHtmlFormatter
 
 from example_site import EXAMPLE, MKDOCS_ENV
@@ -44,6 +44,20 @@ def test_any_difference_is_highlighted_again_as_pygments_does(other):
     code, lexer, formatter = other()
     assert highlight(code, lexer, formatter) == pygments.highlight(*other())
     assert highlight.hits == 0
+
+
+def test_a_shared_formatter_and_lexer_highlight_as_fresh_ones_do():
+    """pymdownx.highlight's formatter and lexer, made once per distinct options
+    (highlight_memo.shared): one object for the same options, another for any difference,
+    and reusing them for other code gives what new ones give."""
+    formatter, lexer = highlight_memo.shared(BlockHtmlFormatter), highlight_memo.shared(get_lexer_by_name)
+    assert formatter(linenos="inline", hl_lines=[1]) is formatter(linenos="inline", hl_lines=[1])
+    assert formatter(linenos="inline", hl_lines=[1]) is not formatter(linenos="inline", hl_lines=[2])
+    assert lexer("python", stripnl=False) is lexer("python", stripnl=False) is not lexer("python")
+    for code in (CODE, "x = [1, 2]\n", CODE + "print(f(2))\n"):
+        for options in ({"linenos": "pymdownx-inline"}, {"hl_lines": [1], "filename": "f.py"}):
+            assert (pygments.highlight(code, lexer("python"), formatter(**options))
+                    == pygments.highlight(code, get_lexer_by_name("python"), BlockHtmlFormatter(**options)))
 
 
 def _site(root: Path, memo: bool) -> dict[str, bytes]:
