@@ -3,6 +3,7 @@ the cold build's pages and warnings without judging again, and a verdict is comp
 again when anything it depends on changes."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -12,18 +13,26 @@ import polib
 import pytest
 
 from example_site import EXAMPLE, MKDOCS, MKDOCS_ENV
-from po_i18n import includes, page_guard, safety, verdicts
+from po_i18n import includes, page_guard, prejudge, safety, verdicts
 from po_i18n.markdown_engine import MarkdownEngine
 
 CACHE = Path(".cache/plugin/po-i18n/verdicts.json")
 COUNTS = re.compile(r"verdict cache \S+: (\d+) reused, (\d+) computed")
 
 
-def _build(root: Path) -> tuple[list[str], int, int]:
-    """``mkdocs build -v`` of the site at ``root``: its WARNING lines, and how many verdicts
-    it reused and computed (the plugin's debug line)."""
-    proc = subprocess.run([*MKDOCS, "build", "-v"], cwd=root, capture_output=True, text=True, env=MKDOCS_ENV)
+PARALLEL = re.compile(r"po-i18n: (\d+) verdicts computed in parallel")
+
+
+def _build(root: Path, cores: set[int] | None = None, log: list[str] | None = None) -> tuple[list[str], int, int]:
+    """``mkdocs build -v`` of the site at ``root`` (on the given cores only, as ``taskset``
+    runs it, when ``cores`` is given): its WARNING lines, and how many verdicts it reused
+    and computed (the plugin's debug line); its whole log is appended to ``log``."""
+    pin = (lambda: os.sched_setaffinity(0, cores)) if cores is not None else None
+    proc = subprocess.run([*MKDOCS, "build", "-v"], cwd=root, capture_output=True, text=True, env=MKDOCS_ENV,
+                          preexec_fn=pin)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    if log is not None:
+        log.append(proc.stderr)
     counts = COUNTS.findall(proc.stderr)
     assert len(counts) == 1, proc.stderr[-3000:]
     return [line for line in proc.stderr.splitlines() if line.startswith("WARNING")], *map(int, counts[0])
@@ -51,6 +60,31 @@ def test_a_warm_build_gives_the_cold_builds_pages_and_warnings_without_judging_a
     assert computed == 0 and reused > 50
     assert warm == cold
     assert _site_files(root / "site") == cold_site
+
+
+@pytest.mark.site
+@pytest.mark.skipif(prejudge.workers() < 2, reason="one core: a cold build judges in one process")
+def test_a_cold_build_judged_on_every_core_gives_the_one_core_builds_pages_and_warnings(tmp_path):
+    """po_i18n.prejudge: a cold build forks one judge per core; the build then finds every
+    verdict computed, with the pages and warnings of a build held to one core."""
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("site", ".cache"))
+    catalog = polib.pofile(str(root / "i18n" / "fr" / "index.po"))
+    hostile = next(e for e in catalog if e.msgstr and not e.msgid.startswith("#") and "`" not in e.msgid)
+    hostile.msgstr += " [click](https://example.com/)"
+    catalog.save()
+
+    logs: list[str] = []
+    serial, reused, computed = _build(root, cores={0}, log=logs)
+    assert reused == 0 and computed > 50 and not PARALLEL.search(logs[0])
+    serial_site = _site_files(root / "site")
+    shutil.rmtree(root / CACHE.parent)
+
+    parallel, reused, again = _build(root, log=logs)
+    assert (parallel, reused, again) == (serial, 0, computed)  # every verdict counted as computed once
+    assert _site_files(root / "site") == serial_site
+    forked = int(PARALLEL.search(logs[1]).group(1))
+    assert computed / 2 < forked < computed  # the workers judged all but the first catalog
 
 
 ENGINE = MarkdownEngine(("toc", "tables", "fenced_code", "attr_list", "pymdownx.magiclink"),

@@ -31,6 +31,7 @@ The MkDocs plugin (:mod:`po_i18n.plugin`, ``plugins: - po-i18n``) and the comman
 * :mod:`po_i18n.build_context`   -- the project and language an MkDocs build is on;
 * :mod:`po_i18n.filecache`       -- values computed from files, kept until they change;
 * :mod:`po_i18n.verdicts`        -- the safety check's verdicts kept on disk between builds;
+* :mod:`po_i18n.prejudge`        -- a cold build's verdicts computed on every core;
 * :mod:`po_i18n.includes`        -- the digest of what a page includes (part of verdict keys);
 * :mod:`po_i18n.catalog_cache`   -- parsed catalogs kept on disk by the digest of their bytes;
 * :mod:`po_i18n.highlight_memo`  -- each code block highlighted once per process, not per language;

@@ -35,6 +35,7 @@ from .extract import SITE_CONFIG_KEYS, nav_titles
 from .interface import PERMALINK
 from .notice import with_notice
 from .page_guard import render_checked
+from .prejudge import prejudge
 from .preview import marker, with_preview
 from .selector import point_selector
 from .status_page import status_markdown
@@ -175,9 +176,11 @@ class PoI18nPlugin(BasePlugin[PoI18nConfig]):
         for warning in page_warnings(project):  # syntax the site does not enable renders as text
             log.warning(warning)
         pending = log.warning if self.config.untranslated == "fail" else log.info
-        for code in i18n_plugin(config).build_languages:
-            if code == default:
-                continue
+        languages = [code for code in i18n_plugin(config).build_languages if code != default]
+        computed = prejudge(project, languages, check_of(config))  # a cold store: on every core
+        if computed:
+            log.debug(f"po-i18n: {computed} verdicts computed in parallel")
+        for code in languages:
             for warning in translation_warnings(project, code, check_of(config), pending=False):
                 log.warning(warning)
             for line in pending_warnings(project, code):

@@ -70,6 +70,8 @@ class VerdictStore:
         self.hits = self.misses = 0
         self._entries: dict[str, object] | None = None
         self._used: dict[str, object] = {}
+        self._computed: dict[str, object] = {}  # every verdict put since the store was opened
+        self._adopted: dict[str, bool] = {}  # computed for this build elsewhere, not looked up yet
         self._new = False  # a verdict was computed since the last save
 
     @property
@@ -90,7 +92,7 @@ class VerdictStore:
         if self._entries is None:
             self._entries = self._read()
         value = self._entries.get(key)
-        if value is None:
+        if value is None or self._adopted.pop(key, False):
             self.misses += 1
         else:
             self.hits += 1
@@ -101,8 +103,21 @@ class VerdictStore:
         """Remember a verdict (a JSON value) until :meth:`save`."""
         if self._entries is None:
             self._entries = self._read()
-        self._entries[key] = self._used[key] = value
+        self._entries[key] = self._used[key] = self._computed[key] = value
         self._new = True
+
+    def adopt(self, entries: Mapping[str, object]) -> None:
+        """:meth:`put` verdicts another process computed for this build
+        (:mod:`po_i18n.prejudge`): each counts as computed, not reused, at its first
+        lookup, as if this process had computed it then."""
+        for key, value in entries.items():
+            self.put(key, value)
+            self._adopted[key] = True
+
+    def computed(self) -> dict[str, object]:
+        """Every verdict :meth:`put` since the store was opened (key -> JSON value): what a
+        worker process hands back to the build (:mod:`po_i18n.prejudge`)."""
+        return dict(self._computed)
 
     def save(self) -> None:
         """Write the verdicts used or computed since the last save over the file, the

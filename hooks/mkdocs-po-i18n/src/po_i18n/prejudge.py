@@ -1,0 +1,111 @@
+"""Judge a cold build's translations on every core, before the build reads the verdicts.
+
+A build with an empty verdict store (a fresh clone, a new engine version) judges every
+translation of every language and checks every page's translations together
+(:func:`po_i18n.check.check_catalog`): about as long as rendering the whole site. The
+verdicts are pure functions of their arguments (:mod:`po_i18n.verdicts`), so they can be
+computed in any process and in any order: :func:`prejudge` forks one worker per core
+(``multiprocessing``'s ``fork`` start method, so each worker has the build's engine and
+check as they are, nothing pickled but the verdicts coming back), deals the catalogs out
+among them, and puts what they computed into the build's store. The build then checks
+every catalog as before, one after the other, and finds every verdict there: the same
+warnings in the same order, the same pages. A warm store is left alone (no worker starts),
+and so is a machine of one core, a platform without ``fork``, or a process running other
+threads (``mkdocs serve``).
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from pathlib import Path
+
+from . import catalog as po
+from . import verdicts
+from .check import check_catalog
+
+__all__ = ["prejudge", "workers"]
+
+# The job the forked workers inherit: (project, catalog paths, check). Set just before the
+# pool forks, cleared after; a worker reads it from its copy of the parent's memory.
+_job: tuple | None = None
+
+
+def workers() -> int:
+    """How many processes may judge at once: the cores this process may run on
+    (``os.sched_getaffinity``; ``os.cpu_count()`` where there is no such call)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _cold(store: verdicts.VerdictStore, project, paths: list[Path], check) -> bool:
+    """Whether the first catalog with a translation has a verdict missing from ``store``:
+    judge it here and see (a warm store answers it from memory, and nothing is forked)."""
+    before = store.misses
+    for path in paths:
+        if po.load_cached(path) is not None:
+            check_catalog(project, path, check)
+            return store.misses > before
+    return False
+
+
+def _judge(part: int) -> dict[str, object]:
+    """In a worker: check every ``workers``-th catalog from ``part`` on; returns the
+    verdicts it computed (key -> JSON value). Anything that goes wrong is left to the
+    build's own pass, which reports it where it belongs."""
+    project, paths, check, count = _job
+    store = verdicts.active()
+    if store is None:
+        return {}
+    known = store.computed()  # what the parent had computed before it forked
+    try:
+        for path in paths[part::count]:
+            check_catalog(project, path, check)
+    except Exception:  # noqa: BLE001 - the build's serial pass meets the same error and names it
+        pass
+    return {key: value for key, value in store.computed().items() if key not in known}
+
+
+def prejudge(project, languages: list[str], check, processes: int | None = None) -> int:
+    """Compute the missing verdicts of every catalog of ``languages`` in parallel and put
+    them in the store in use.
+
+    Args:
+        project: the :class:`po_i18n.project.Project`.
+        languages: the translation languages being built.
+        check: the build's :class:`po_i18n.check.TranslationCheck`
+            (``build_context.check_of``).
+        processes: how many workers at most (default: :func:`workers`).
+
+    Returns:
+        How many verdicts the workers computed; 0 when nothing was forked (no store, a
+        warm store, one core, no ``fork`` start method, or a single catalog).
+
+    Raises:
+        po_i18n.catalog.CatalogError: the first catalog cannot be read (as the build's
+            own check would).
+    """
+    global _job
+    store = verdicts.active()
+    paths = [path for language in languages for path in project.catalog_files(language)]
+    count = min(processes or workers(), len(paths))
+    # Forking copies only the calling thread: with others running (mkdocs serve's server
+    # and watcher), a lock one of them holds would stay locked in the workers.
+    if (store is None or count < 2 or threading.active_count() > 1
+            or "fork" not in multiprocessing.get_all_start_methods()):
+        return 0
+    if not _cold(store, project, paths, check):
+        return 0
+    # Largest catalogs first, dealt round-robin: the parts take about as long as each other.
+    paths = sorted(paths, key=lambda p: p.stat().st_size if p.is_file() else 0, reverse=True)
+    _job = (project, paths, check, count)
+    try:
+        with multiprocessing.get_context("fork").Pool(count) as pool:
+            parts = pool.map(_judge, range(count))
+    finally:
+        _job = None
+    for computed in parts:
+        store.adopt(computed)
+    return sum(map(len, parts))
