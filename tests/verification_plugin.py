@@ -11,6 +11,10 @@ of a lesson that verifies nothing fail to collect, in one line (:func:`verifies_
   ``--reverify`` (or ``COURSE_REVERIFY=1``) is given; under CI (``CI=true``) every
   program runs. A program that needs more CUDA GPUs than the machine has is skipped
   with ``Requires: [CUDA GPUs>=N + nccl]``.
+* A test outside the program's module that is part of its verification (one test
+  over several programs, a parameter each: ``tests/snippets/test_clean_exit.py``) marks
+  each parameter ``pytest.mark.checks("lesson/x.py")``: it is skipped with the
+  program's own tests, and its failure leaves the program without a record.
 * Every program's module has a bare-run test (``conftest.bare_run_test``), run
   ``--bare-runs`` times (``COURSE_BARE_RUNS``, default 3): the page's launch line as a
   reader runs it, without the harness.
@@ -65,6 +69,9 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "verifies(program): the snippet program (relative to snippets/) this test module verifies")
+    config.addinivalue_line("markers", "checks(program): a test outside the program's module that is part of its "
+                                       "verification: skipped with it when already verified, and its failure "
+                                       "leaves the program without a record")
 
 
 def bare_runs(config: pytest.Config) -> int:
@@ -300,7 +307,9 @@ def pytest_make_collect_report(collector):
 
 
 def _program_of(item) -> str | None:
-    marker = item.get_closest_marker("verifies")
+    """The program a test verifies: its module's ``verifies`` marker, else its own
+    ``checks`` marker (a test shared by several programs, one parameter each)."""
+    marker = item.get_closest_marker("verifies") or item.get_closest_marker("checks")
     return marker.args[0] if marker else None
 
 
@@ -333,6 +342,8 @@ def pytest_collection_modifyitems(config, items):
         kept.append(item)
         nproc, nnodes = _shape(spec, config)
         item.user_properties.append(("verifies", program))
+        if item.get_closest_marker("verifies") is None:
+            item.user_properties.append(("shared", True))  # not the program's own module (checks)
         if "bare_run_index" in getattr(item, "fixturenames", ()):
             item.user_properties.append(("bare", True))
         env = _environment(spec, config)
@@ -369,7 +380,9 @@ def pytest_runtest_logreport(report):
     if program is None:
         return
     outcome = _OUTCOMES.setdefault(program, {"passed": 0, "failed": 0, "bare": 0, "output": None, "ran_on": {},
-                                             "module": report.nodeid.split("::")[0]})
+                                             "module": None})
+    if not props.get("shared"):
+        outcome["module"] = report.nodeid.split("::")[0]  # the program's own test module
     if report.failed:
         outcome["failed"] += 1
     elif report.passed and report.when == "call":
@@ -389,8 +402,8 @@ def pytest_sessionfinish(session, exitstatus):
         return
     records = {program: dict(envs) for program, envs in load_records(SNIPPETS).items()}  # a copy to change
     for program, outcome in sorted(_OUTCOMES.items()):
-        if outcome["failed"] or not outcome["passed"] or not outcome["bare"]:
-            continue  # a failure, or never run bare: not verified
+        if outcome["failed"] or not outcome["passed"] or not outcome["bare"] or outcome["module"] is None:
+            continue  # a failure, never run bare, or only shared checks ran: not verified
         spec = read_spec(SNIPPETS / program)
         nproc, nnodes = _shape(spec, session.config)
         env = _environment(spec, session.config)
