@@ -81,6 +81,48 @@ class _StaticHandler(http.server.SimpleHTTPRequestHandler):
         return None
 
 
+def shared_build(tmp_path_factory, **env: str) -> tuple[Path, str]:
+    """The working tree's site as ``mkdocs build --strict`` builds it with ``env`` added
+    (``SITE_URL=...``; none: the default build), built once per test session and shared
+    by every module and xdist worker that asks for the same ``env``: ``(the site folder,
+    the build's log)``. Read it, never change it: copy it first (:func:`linked_copy`).
+
+    The builds lie under the session's base temporary folder (the one xdist's workers
+    share), one folder per ``env``, each made under an ``fcntl`` lock by the first
+    process that asks.
+
+    Raises:
+        AssertionError: the build failed or warned; the message is its output.
+    """
+    import fcntl
+    import hashlib
+    import json
+
+    base = tmp_path_factory.getbasetemp()
+    base = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = base / "shared-builds" / hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    site, log = folder / "site", folder / "build.log"
+    with open(folder / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not log.is_file():
+            proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(site)], cwd=ROOT,
+                                  capture_output=True, text=True, env={**MKDOCS_ENV, **env})
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert "WARNING -" not in proc.stderr, proc.stderr
+            log.write_text(proc.stderr, encoding="utf-8")
+    return site, log.read_text(encoding="utf-8")
+
+
+def linked_copy(site: Path, into: Path) -> Path:
+    """A copy of a built site at ``into`` made of hard links (instant, no bytes copied):
+    to serve a :func:`shared_build` under a sub-path. Returns ``into``."""
+    import shutil
+
+    shutil.copytree(site, into, copy_function=os.link)
+    return into
+
+
 @contextlib.contextmanager
 def serve_built_site(root: Path, sub_path: str = "/", gzip: bool = False, with_site_url: bool = True,
                      config: Path | None = None) -> Iterator[str]:

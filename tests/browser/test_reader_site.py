@@ -17,7 +17,7 @@ import polib
 import pytest
 
 from conftest import LANGUAGES, ROOT, TRANSLATIONS, snippet_section
-from site_server import serve_built_site
+from site_server import linked_copy, serve_built_site, serve_folder, shared_build
 from po_i18n.project import Project
 
 pytestmark = pytest.mark.browser
@@ -68,8 +68,9 @@ def anywhere(tmp_path_factory):
     /course/ all the same: ``(its URL, the folder it was built into)``."""
     _require_chromium()
     served = tmp_path_factory.mktemp("anywhere")
-    with serve_built_site(served, SUB_PATH, with_site_url=False) as site_url:
-        yield site_url, served / SUB_PATH.strip("/")
+    site = linked_copy(shared_build(tmp_path_factory)[0], served / SUB_PATH.strip("/"))  # the session's build
+    with serve_folder(served) as base:
+        yield base + SUB_PATH.lstrip("/"), site
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ from urllib.parse import urljoin, urlparse
 
 import polib
 import pytest
-from bs4 import BeautifulSoup, NavigableString
+from bs4 import BeautifulSoup, NavigableString, SoupStrainer
 
 from conftest import LANGUAGES, ROOT, TRANSLATIONS, copy_project, snippet_section
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import MKDOCS, MKDOCS_ENV, shared_build
 from coursekit.page_scripts import CLASS_SWAP, LOADER, LOADER_MARK
 from theme_strings import LICENCES
 from po_i18n.project import Project
@@ -38,20 +38,10 @@ def soup_of(site: Path, language: str, page: str) -> BeautifulSoup:
 HOST = "https://example.org/torch-distributed-course/"  # a SITE_URL with a sub-path
 
 
-def _build(out: Path, site_url: str | None = None) -> str:
-    """``mkdocs build --strict`` of the working tree into ``out``; returns its log."""
-    env = {**MKDOCS_ENV, "SITE_URL": site_url} if site_url else MKDOCS_ENV
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "WARNING -" not in proc.stderr, proc.stderr
-    return proc.stderr
-
-
 @pytest.fixture(scope="module")
 def default_build(tmp_path_factory) -> tuple[Path, str]:
-    """The site as ``make site`` builds it (no ``SITE_URL``), once, and its log."""
-    out = tmp_path_factory.mktemp("site") / "site"
-    return out, _build(out)
+    """The site as ``make site`` builds it (no ``SITE_URL``), once a session, and its log."""
+    return shared_build(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +58,7 @@ def parsed_pages(site) -> dict[Path, BeautifulSoup]:
 @pytest.fixture(scope="module")
 def hosted_build(tmp_path_factory) -> tuple[Path, str]:
     """The site built for a host: ``SITE_URL=https://example.org/torch-distributed-course/``."""
-    out = tmp_path_factory.mktemp("hosted") / "site"
-    return out, _build(out, HOST)
+    return shared_build(tmp_path_factory, SITE_URL=HOST)
 
 
 @pytest.fixture(scope="module")
@@ -172,20 +161,19 @@ def _translations(language: str) -> set[str]:
     return _material_strings(language) | given
 
 
-def test_no_english_interface_string_in_a_translated_page(site):
+def test_no_english_interface_string_in_a_translated_page(site, parsed_pages):
     """Permalink titles, footer, header, search, 404 pages: every interface string the
     English site shows, Material's and the hooks' English strings, none of them may be
     left in English on a translated page."""
     english = _material_strings("en") | {s.msgid for strings in PROJECT.interface_strings.values() for s in strings
                                          if "%(" not in s.msgid}
-    for path in site.rglob("*.html"):
+    for path, soup in parsed_pages.items():  # _interface_strings reads a copy
         if path.relative_to(site).parts[0] not in PROJECT.languages:
-            english |= _interface_strings(BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser"), "en")
+            english |= _interface_strings(soup, "en")
     found = []
     for language in TRANSLATIONS:
         for path in sorted((site / language).rglob("*.html")):
-            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-            left = (_interface_strings(soup, language) & english) - NAMES - _translations(language)
+            left = (_interface_strings(parsed_pages[path], language) & english) - NAMES - _translations(language)
             found += [f"{path.relative_to(site)}: {text!r}" for text in sorted(left)]
     assert not found, "English interface strings in translated pages:\n" + "\n".join(found)
 
@@ -415,8 +403,10 @@ def test_no_script_holds_up_the_first_paint(request, build):
     so that Material's own swap does not restyle the whole page. In both builds (their 404
     pages come from different hooks). (That the scripts then run is the browser tests' part.)"""
     site = request.getfixturevalue("site" if build == "default" else "hosted_site")
+    # the hosted build's pages: only what this test reads (the head, every script and stylesheet link)
     pages = request.getfixturevalue("parsed_pages") if build == "default" else {
-        path: BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser") for path in sorted(site.rglob("*.html"))}
+        path: BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser", parse_only=SoupStrainer(["head", "script", "link"]))
+        for path in sorted(site.rglob("*.html"))}
     later = 0
     for path, soup in pages.items():
         where = f"{build}: {path.relative_to(site).as_posix()}"

@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from conftest import LANGUAGES, ROOT, copy_project
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import MKDOCS, MKDOCS_ENV, shared_build
 from po_i18n.project import Project
 
 pytestmark = pytest.mark.site
@@ -19,7 +19,7 @@ PROJECT = Project.load(ROOT / "mkdocs.yml")
 STATUS_PAGE = PROJECT.options["status_page"].removesuffix(".md")
 LESSONS = [p.with_suffix("").as_posix() for p in PROJECT.pages() if p.stem != "index"]
 PAGES = ["index", *LESSONS, STATUS_PAGE]
-HOST = "https://example.org/course/"
+HOST = "https://example.org/torch-distributed-course/"  # as test_built_site builds it
 ASIDES = ("aside", "blockquote", "details", "figure", "nav", "ol", "table", "ul")
 OG_LOCALES = {"en": "en_US", "ru": "ru_RU", "ja": "ja_JP", "tr": "tr_TR", "sv": "sv_SE"}
 
@@ -33,12 +33,12 @@ def _build(out: Path, cwd: Path = ROOT, **env: str) -> Path:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    return _build(tmp_path_factory.mktemp("meta") / "site")
+    return shared_build(tmp_path_factory)[0]
 
 
 @pytest.fixture(scope="module")
 def hosted_site(tmp_path_factory) -> Path:
-    return _build(tmp_path_factory.mktemp("meta-hosted") / "site", SITE_URL=HOST)
+    return shared_build(tmp_path_factory, SITE_URL=HOST)[0]
 
 
 def _soup(site: Path, language: str, page: str) -> BeautifulSoup:

@@ -7,16 +7,16 @@ Expected texts come from the catalogs (``_course.po``, ``_site.po``), not from t
 """
 from __future__ import annotations
 
-import subprocess
+import functools
 from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
 import polib
 import pytest
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, SoupStrainer
 
 from conftest import LANGUAGES, ROOT
-from site_server import MKDOCS, MKDOCS_ENV
+from site_server import shared_build
 from coursekit.course_strings import LICENCE, TO_DARK, TO_LIGHT
 from po_i18n.interface import STATUS_TITLE
 from po_i18n.project import Project
@@ -31,12 +31,8 @@ LICENCE_LINKS = {"MIT": "https://spdx.org/licenses/MIT.html",  # SPDX's page of 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    """``mkdocs build --strict`` of the working tree, once."""
-    out = tmp_path_factory.mktemp("furniture") / "site"
-    proc = subprocess.run([*MKDOCS, "build", "--strict", "--site-dir", str(out)], cwd=ROOT, capture_output=True,
-                          text=True, env=MKDOCS_ENV)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out
+    """``mkdocs build --strict`` of the working tree, once a session (shared)."""
+    return shared_build(tmp_path_factory)[0]
 
 
 def _translated(language: str, domain: str, msgid: str) -> str:
@@ -59,8 +55,11 @@ def _pages(site: Path) -> list[Path]:
     return pages
 
 
+@functools.lru_cache(maxsize=None)
 def _soup(page: Path) -> BeautifulSoup:
-    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    """A page's header, navigation and footer (what these tests read; not its article),
+    parsed once for every test of the module."""
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser", parse_only=SoupStrainer(["header", "nav", "footer"]))
 
 
 def _status_page(site: Path, language: str) -> Path:
