@@ -84,7 +84,7 @@ def test_a_cold_build_judged_on_every_core_gives_the_one_core_builds_pages_and_w
     assert (parallel, reused, again) == (serial, 0, computed)  # every verdict counted as computed once
     assert _site_files(root / "site") == serial_site
     forked = int(PARALLEL.search(logs[1]).group(1))
-    assert computed / 2 < forked < computed  # the workers judged all but the first catalog
+    assert computed / 2 < forked <= computed  # the catalogs, judged by the workers (see prejudge._cold)
 
 
 ENGINE = MarkdownEngine(("toc", "tables", "fenced_code", "attr_list", "pymdownx.magiclink"),

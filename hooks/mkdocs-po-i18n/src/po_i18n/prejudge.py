@@ -4,10 +4,11 @@ A build with an empty verdict store (a fresh clone, a new engine version) judges
 translation of every language and checks every page's translations together
 (:func:`po_i18n.check.check_catalog`): about as long as rendering the whole site. The
 verdicts are pure functions of their arguments (:mod:`po_i18n.verdicts`), so they can be
-computed in any process and in any order: :func:`prejudge` forks one worker per core
-(``multiprocessing``'s ``fork`` start method, so each worker has the build's engine and
-check as they are, nothing pickled but the verdicts coming back), deals the catalogs out
-among them, and puts what they computed into the build's store. The build then checks
+computed in any process and in any order: :func:`prejudge` deals the catalogs out in
+as many parts as there are cores, judges one part itself and forks a worker for each other
+part (``multiprocessing``'s ``fork`` start method, so each worker has the build's engine
+and check as they are, nothing pickled but the verdicts coming back), and puts what the
+workers computed into the build's store. The build then checks
 every catalog as before, one after the other, and finds every verdict there: the same
 warnings in the same order, the same pages. A warm store is left alone (no worker starts),
 and so is a machine of one core, a platform without ``fork``, or a process running other
@@ -26,7 +27,7 @@ from .check import check_catalog
 
 __all__ = ["prejudge", "workers"]
 
-# The job the forked workers inherit: (project, catalog paths, check). Set just before the
+# The job the forked workers inherit: (project, the parts of the catalogs, check, count). Set just before the
 # pool forks, cleared after; a worker reads it from its copy of the parent's memory.
 _job: tuple | None = None
 
@@ -41,27 +42,48 @@ def workers() -> int:
 
 
 def _cold(store: verdicts.VerdictStore, project, paths: list[Path], check) -> bool:
-    """Whether the first catalog with a translation has a verdict missing from ``store``:
-    judge it here and see (a warm store answers it from memory, and nothing is forked)."""
+    """Whether verdicts are missing: the store has no file yet (a fresh clone), or the
+    smallest catalog has a verdict missing from it (judged here to see: a warm store
+    answers from memory, and nothing is forked)."""
+    if not store.path.is_file():
+        return True
     before = store.misses
-    for path in paths:
+    for path in sorted(paths, key=lambda p: p.stat().st_size if p.is_file() else 0):
         if po.load_cached(path) is not None:
             check_catalog(project, path, check)
             return store.misses > before
     return False
 
 
+def _parts(paths: list[Path], count: int) -> list[list[Path]]:
+    """The catalogs in ``count`` parts of about the same size (bytes), each page's
+    catalogs of every language in one part: they share its English side (its messages
+    rendered, its page segmented), which each process computes once for all of them.
+    Largest page first, each to the part with the fewest bytes so far."""
+    pages: dict[str, list[Path]] = {}
+    for path in paths:
+        pages.setdefault(path.name, []).append(path)
+    size = {name: sum(p.stat().st_size for p in group if p.is_file()) for name, group in pages.items()}
+    parts: list[list[Path]] = [[] for _ in range(count)]
+    load = [0] * count
+    for name in sorted(pages, key=lambda n: size[n], reverse=True):
+        emptiest = load.index(min(load))
+        parts[emptiest] += pages[name]
+        load[emptiest] += size[name]
+    return parts
+
+
 def _judge(part: int) -> dict[str, object]:
-    """In a worker: check every ``workers``-th catalog from ``part`` on; returns the
-    verdicts it computed (key -> JSON value). Anything that goes wrong is left to the
+    """In a worker (or this process, part 0): check the catalogs of one part
+    (:func:`_parts`); returns the verdicts it computed (key -> JSON value). Anything that goes wrong is left to the
     build's own pass, which reports it where it belongs."""
-    project, paths, check, count = _job
+    project, parts, check, _ = _job
     store = verdicts.active()
     if store is None:
         return {}
     known = store.computed()  # what the parent had computed before it forked
     try:
-        for path in paths[part::count]:
+        for path in parts[part]:
             check_catalog(project, path, check)
     except Exception:  # noqa: BLE001 - the build's serial pass meets the same error and names it
         pass
@@ -98,14 +120,14 @@ def prejudge(project, languages: list[str], check, processes: int | None = None)
         return 0
     if not _cold(store, project, paths, check):
         return 0
-    # Largest catalogs first, dealt round-robin: the parts take about as long as each other.
-    paths = sorted(paths, key=lambda p: p.stat().st_size if p.is_file() else 0, reverse=True)
-    _job = (project, paths, check, count)
-    try:
-        with multiprocessing.get_context("fork").Pool(count) as pool:
-            parts = pool.map(_judge, range(count))
+    _job = (project, _parts(paths, count), check, count)
+    try:  # this process judges the first part while count - 1 forked ones judge the others
+        with multiprocessing.get_context("fork").Pool(count - 1) as pool:
+            others = pool.map_async(_judge, range(1, count))
+            mine = _judge(0)  # already in this process's store
+            parts = others.get()
     finally:
         _job = None
     for computed in parts:
         store.adopt(computed)
-    return sum(map(len, parts))
+    return len(mine) + sum(map(len, parts))
