@@ -3,7 +3,8 @@
 Every figure is measured in the same run as its floor, so ratios hold on a noisy machine:
 
 * build: the five-language ``mkdocs build`` with the project's hooks vs the same build
-  with ``hooks: []`` (plain MkDocs + Material + mkdocs-static-i18n on the same pages);
+  with ``hooks: []`` (plain MkDocs + Material + mkdocs-static-i18n on the same pages: the
+  program pages the hooks generate are Markdown files there, :func:`_plain_docs`);
   and the cost of :func:`po_i18n.render.render` per page;
 * reload: from saving a page, a catalog or a snippet to the rebuilt page being served by
   ``mkdocs serve``;
