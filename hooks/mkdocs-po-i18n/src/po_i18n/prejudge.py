@@ -8,8 +8,8 @@ computed in any process and in any order: :func:`prejudge` deals the catalogs ou
 as many parts as there are cores, judges one part itself and forks a worker for each other
 part (``multiprocessing``'s ``fork`` start method, so each worker has the build's engine
 and check as they are, nothing pickled but the verdicts coming back), and puts what the
-workers computed into the build's store. The build then checks
-every catalog as before, one after the other, and finds every verdict there: the same
+workers computed into the build's store. The build then checks every catalog as before,
+one after the other, and finds every verdict there: the same
 warnings in the same order, the same pages. A warm store is left alone (no worker starts),
 and so is a machine of one core, a platform without ``fork``, or a process running other
 threads (``mkdocs serve``).
@@ -27,8 +27,8 @@ from .check import check_catalog
 
 __all__ = ["prejudge", "workers"]
 
-# The job the forked workers inherit: (project, the parts of the catalogs, check, count). Set just before the
-# pool forks, cleared after; a worker reads it from its copy of the parent's memory.
+# The job the forked workers inherit: (project, the parts of the catalogs, check, count).
+# Set just before the pool forks, cleared after; a worker reads its copy of this memory.
 _job: tuple | None = None
 
 
@@ -75,8 +75,8 @@ def _parts(paths: list[Path], count: int) -> list[list[Path]]:
 
 def _judge(part: int) -> dict[str, object]:
     """In a worker (or this process, part 0): check the catalogs of one part
-    (:func:`_parts`); returns the verdicts it computed (key -> JSON value). Anything that goes wrong is left to the
-    build's own pass, which reports it where it belongs."""
+    (:func:`_parts`); returns the verdicts it computed (key -> JSON value). Anything that
+    goes wrong is left to the build's own pass, which reports it where it belongs."""
     project, parts, check, _ = _job
     store = verdicts.active()
     if store is None:
@@ -102,12 +102,13 @@ def prejudge(project, languages: list[str], check, processes: int | None = None)
         processes: how many workers at most (default: :func:`workers`).
 
     Returns:
-        How many verdicts the workers computed; 0 when nothing was forked (no store, a
-        warm store, one core, no ``fork`` start method, or a single catalog).
+        How many verdicts this process and the workers computed; 0 when nothing was
+        forked (no store, a warm store, one core, other threads, no ``fork`` start
+        method, or a single catalog).
 
     Raises:
-        po_i18n.catalog.CatalogError: the first catalog cannot be read (as the build's
-            own check would).
+        po_i18n.catalog.CatalogError: the catalog probed for missing verdicts (the
+            smallest) cannot be read, as the build's own check would raise.
     """
     global _job
     store = verdicts.active()
