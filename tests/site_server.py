@@ -5,11 +5,15 @@ Used by the browser tests and by ``tests/browser/lighthouse_audit.py``.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import gzip as gzip_module
+import hashlib
 import http.server
 import io
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,10 +98,6 @@ def shared_build(tmp_path_factory, **env: str) -> tuple[Path, str]:
     Raises:
         AssertionError: the build failed or warned; the message is its output.
     """
-    import fcntl
-    import hashlib
-    import json
-
     base = tmp_path_factory.getbasetemp()
     base = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     folder = base / "shared-builds" / hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest()[:16]
@@ -117,8 +117,6 @@ def shared_build(tmp_path_factory, **env: str) -> tuple[Path, str]:
 def linked_copy(site: Path, into: Path) -> Path:
     """A copy of a built site at ``into`` made of hard links (instant, no bytes copied):
     to serve a :func:`shared_build` under a sub-path. Returns ``into``."""
-    import shutil
-
     shutil.copytree(site, into, copy_function=os.link)
     return into
 
