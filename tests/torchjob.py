@@ -73,6 +73,7 @@ SETTLE_S = 8.0
 POLL_S = 0.5  # between two rounds of py-spy dumps of a watched job
 PY_SPY = "py-spy"  # looked up in VENV_BIN (the test dependencies install it there)
 TAIL_LINES = 40
+GLOO_THREADS = frozenset({"pt_gloo_runloop", "gloo_tcp_loop"})  # the names gloo gives its threads (/proc/<pid>/task/*/comm)
 VENV_BIN = Path(sys.executable).parent
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -219,13 +220,30 @@ class JobResult:
         return min(failing, key=lambda r: r.mtime)
 
     def check_exit(self) -> None:
-        """Assert the agent exited 0 within its limit and left no process running.
+        """Assert the agent exited 0 within its limit and left no process running, and,
+        in a harness run, that no rank still ran a gloo thread once its code had finished.
+
+        The last is lesson 4's teardown claim (docs/torchrun-launching.md, "End every
+        worker cleanly"): in torch 2.13 a gloo process group's threads
+        (:data:`GLOO_THREADS`) stop only when the group object is freed, and
+        ``destroy_process_group()`` frees it only when nothing else holds it; a thread
+        left running while the interpreter shuts down can abort the process
+        (``terminate called without an active exception``), now and then, so a bare run
+        may pass by luck. The harness reads the thread names at exit
+        (``threads_at_exit``), and imports nothing ahead of the program
+        (``tests/harness/README.md``), so what it sees is what the bare run does.
 
         Raises:
             AssertionError: with :meth:`report` as the message.
         """
         assert not self.timed_out and self.returncode == 0, self.report()
         assert not self.leftovers, f"processes left running: {self.leftovers}\n{self.report()}"
+        for rank, rec in sorted(self.records.items()):
+            left = [t for t in rec["threads_at_exit"] if t in GLOO_THREADS]
+            assert not left, (f"rank {rank}: gloo threads {left} were still running when the program's code had "
+                              f"finished: something still held the process group after destroy_process_group() "
+                              f"(a DDP model, torch.distributed.nn imported after init_process_group, a DTensor "
+                              f"cache holding a mesh, or a reference cycle left uncollected)\n{self.report()}")
 
     def check(self, world_size: int) -> None:
         """Assert the job succeeded and did its work on every rank.

@@ -11,10 +11,6 @@ of a lesson that verifies nothing fail to collect, in one line (:func:`verifies_
   ``--reverify`` (or ``COURSE_REVERIFY=1``) is given; under CI (``CI=true``) every
   program runs. A program that needs more CUDA GPUs than the machine has is skipped
   with ``Requires: [CUDA GPUs>=N + nccl]``.
-* A test outside the program's module that is part of its verification (one test
-  over several programs, a parameter each: ``tests/snippets/test_clean_exit.py``) marks
-  each parameter ``pytest.mark.checks("lesson/x.py")``: it is skipped with the
-  program's own tests, and its failure leaves the program without a record.
 * Every program's module has a bare-run test (``conftest.bare_run_test``), run
   ``--bare-runs`` times (``COURSE_BARE_RUNS``, default 3): the page's launch line as a
   reader runs it, without the harness.
@@ -69,9 +65,6 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "verifies(program): the snippet program (relative to snippets/) this test module verifies")
-    config.addinivalue_line("markers", "checks(program): a test outside the program's module that is part of its "
-                                       "verification: skipped with it when already verified, and its failure "
-                                       "leaves the program without a record")
 
 
 def bare_runs(config: pytest.Config) -> int:
@@ -231,7 +224,7 @@ def named_program(module: Path) -> str | None:
 
     Returns:
         The program, relative to ``snippets/``; None for a module outside a lesson's
-        folder (``tests/snippets/test_clean_exit.py``, ``tests/runner/…``).
+        folder (``tests/snippets/test_teardown_guard.py``, ``tests/runner/…``).
     """
     try:
         slug, name = Path(module).resolve().relative_to(LESSON_TESTS).parts
@@ -307,9 +300,8 @@ def pytest_make_collect_report(collector):
 
 
 def _program_of(item) -> str | None:
-    """The program a test verifies: its module's ``verifies`` marker, else its own
-    ``checks`` marker (a test shared by several programs, one parameter each)."""
-    marker = item.get_closest_marker("verifies") or item.get_closest_marker("checks")
+    """The program a test verifies: its module's ``verifies`` marker."""
+    marker = item.get_closest_marker("verifies")
     return marker.args[0] if marker else None
 
 
@@ -342,8 +334,6 @@ def pytest_collection_modifyitems(config, items):
         kept.append(item)
         nproc, nnodes = _shape(spec, config)
         item.user_properties.append(("verifies", program))
-        if item.get_closest_marker("verifies") is None:
-            item.user_properties.append(("shared", True))  # not the program's own module (checks)
         if "bare_run_index" in getattr(item, "fixturenames", ()):
             item.user_properties.append(("bare", True))
         env = _environment(spec, config)
@@ -381,8 +371,7 @@ def pytest_runtest_logreport(report):
         return
     outcome = _OUTCOMES.setdefault(program, {"passed": 0, "failed": 0, "bare": 0, "output": None, "ran_on": {},
                                              "module": None})
-    if not props.get("shared"):
-        outcome["module"] = report.nodeid.split("::")[0]  # the program's own test module
+    outcome["module"] = report.nodeid.split("::")[0]  # the program's own test module
     if report.failed:
         outcome["failed"] += 1
     elif report.passed and report.when == "call":
@@ -402,8 +391,8 @@ def pytest_sessionfinish(session, exitstatus):
         return
     records = {program: dict(envs) for program, envs in load_records(SNIPPETS).items()}  # a copy to change
     for program, outcome in sorted(_OUTCOMES.items()):
-        if outcome["failed"] or not outcome["passed"] or not outcome["bare"] or outcome["module"] is None:
-            continue  # a failure, never run bare, or only shared checks ran: not verified
+        if outcome["failed"] or not outcome["passed"] or not outcome["bare"]:
+            continue  # a failure, or never run bare: not verified
         spec = read_spec(SNIPPETS / program)
         nproc, nnodes = _shape(spec, session.config)
         env = _environment(spec, session.config)

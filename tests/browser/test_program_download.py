@@ -29,7 +29,7 @@ _ran: dict[tuple[str, str], str] = {}  # (program, command) -> SHA-256 of what r
 
 def _runnable(program: str) -> bool:
     """A program one terminal runs to a clean exit on this machine: ``--standalone``, no
-    GPU, no Slurm, no fixed port another job could hold (tests/snippets/test_clean_exit.py)."""
+    GPU, no Slurm, no fixed port another job could hold."""
     spec = read_spec(SNIPPETS / program)
     line = spec.lines[0]
     return (spec.outcome == "passes" and not spec.cuda_gpus and len(spec.lines) == 1 and line.submits is None

@@ -26,7 +26,9 @@ PyTorch's entry points, without changing what the program computes, and fills
   ``"backward"``: whether autograd was running a backward pass at the call.
 
 The wrappers call the original with the same arguments and return its result; the
-module of ``parallelize_module`` is held by weak reference only.
+module of ``parallelize_module`` is held by weak reference only. ``parallelize_module``
+and ``fully_shard`` are wrapped when the program imports their packages
+(``sitecustomize.after_import``), never before: FSDP imports ``torch.distributed.nn``.
 """
 from __future__ import annotations
 
@@ -35,14 +37,12 @@ import weakref
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
-import torch.distributed.fsdp as fsdp
-import torch.distributed.tensor.parallel as tensor_parallel
 from torch.distributed.tensor import DTensor
 from torch.nn.modules.loss import _Loss
 from torch.nn.modules.module import register_module_forward_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from sitecustomize import RECORD
+from sitecustomize import RECORD, after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
@@ -112,13 +112,12 @@ def _pre_step(optimizer, args, kwargs):
 
 register_optimizer_step_pre_hook(_pre_step)
 
-_parallelize_module = tensor_parallel.parallelize_module
 _tp_modules: list[weakref.ref] = []  # the module of each EXTRA["tp"] entry, by weak reference
 
 
 def parallelize_module(module, *args, **kwargs):
     full = {k: _plain(v) for k, v in module.state_dict().items()}
-    result = _parallelize_module(module, *args, **kwargs)
+    result = _parallelize_module[0](module, *args, **kwargs)
     entry = {
         "full": full,
         "shards": {
@@ -138,17 +137,31 @@ def parallelize_module(module, *args, **kwargs):
     return result
 
 
-tensor_parallel.parallelize_module = parallelize_module
+_parallelize_module = []  # the original, once the program imports it
 
-_fully_shard = fsdp.fully_shard
+
+def _wrap_tensor_parallel(tensor_parallel) -> None:
+    _parallelize_module.append(tensor_parallel.parallelize_module)
+    tensor_parallel.parallelize_module = parallelize_module
+
+
+after_import("torch.distributed.tensor.parallel", _wrap_tensor_parallel)
 
 
 def fully_shard(module, *args, **kwargs):
     plain = {n: _plain(p) for n, p in module.named_parameters() if not isinstance(p, DTensor)}
-    result = _fully_shard(module, *args, **kwargs)
+    result = _fully_shard[0](module, *args, **kwargs)
     mesh = kwargs.get("mesh")
     EXTRA["fsdp"].append({"full": plain, "mesh": None if mesh is None else tuple(mesh.mesh_dim_names or ())})
     return result
 
 
-fsdp.fully_shard = fully_shard
+_fully_shard = []  # the original, once the program imports it
+
+
+def _wrap_fsdp(fsdp) -> None:
+    _fully_shard.append(fsdp.fully_shard)
+    fsdp.fully_shard = fully_shard
+
+
+after_import("torch.distributed.fsdp", _wrap_fsdp)

@@ -1,9 +1,10 @@
 """Recorder for the torch.distributed.pipelining program of docs/data-vs-model-parallelism.md
 (never published).
 
-A recorder of its own because importing ``torch.distributed.pipelining`` takes seconds,
-which the lesson's other programs should not pay. Loaded in every worker by
-``sitecustomize`` when the test passes
+A recorder of its own, loaded only for the pipelining program. Its wrappers are put in
+place when the program imports ``torch.distributed.pipelining``, never before
+(``sitecustomize.after_import``). Loaded in every worker by ``sitecustomize`` when the
+test passes
 ``plugins=("record_data_vs_model_parallelism_pipelining",)``; it fills
 ``RECORD["extra"]``:
 
@@ -21,36 +22,33 @@ The wrappers call the original with the same arguments and return its result.
 """
 from __future__ import annotations
 
-from torch.distributed.pipelining import schedules, stage
-
-from sitecustomize import RECORD
+from sitecustomize import RECORD, after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
 EXTRA.update(pp_actions=[], pp_steps=[])
 
-_forward_one_chunk = stage._PipelineStageBase.forward_one_chunk
-_backward_one_chunk = stage._PipelineStageBase.backward_one_chunk
+_original: dict = {}  # the wrapped methods, once the program imports their modules
 
 
 def forward_one_chunk(self, fwd_chunk_id, *args, **kwargs):
     EXTRA["pp_actions"].append(f"F{fwd_chunk_id}")
-    return _forward_one_chunk(self, fwd_chunk_id, *args, **kwargs)
+    return _original["forward_one_chunk"](self, fwd_chunk_id, *args, **kwargs)
 
 
 def backward_one_chunk(self, bwd_chunk_id, *args, **kwargs):
     EXTRA["pp_actions"].append(f"B{bwd_chunk_id}")
-    return _backward_one_chunk(self, bwd_chunk_id, *args, **kwargs)
+    return _original["backward_one_chunk"](self, bwd_chunk_id, *args, **kwargs)
 
 
-stage._PipelineStageBase.forward_one_chunk = forward_one_chunk
-stage._PipelineStageBase.backward_one_chunk = backward_one_chunk
-
-_step = schedules.PipelineScheduleSingle.step
+def _wrap_stage(stage) -> None:
+    for name, wrapper in (("forward_one_chunk", forward_one_chunk), ("backward_one_chunk", backward_one_chunk)):
+        _original[name] = getattr(stage._PipelineStageBase, name)
+        setattr(stage._PipelineStageBase, name, wrapper)
 
 
 def step(self, *args, target=None, losses=None, **kwargs):
-    result = _step(self, *args, target=target, losses=losses, **kwargs)
+    result = _original["step"](self, *args, target=target, losses=losses, **kwargs)
     EXTRA["pp_steps"].append({
         "schedule": type(self).__name__,
         "n_microbatches": self._n_microbatches,
@@ -61,4 +59,11 @@ def step(self, *args, target=None, losses=None, **kwargs):
     return result
 
 
-schedules.PipelineScheduleSingle.step = step
+def _wrap_schedules(schedules) -> None:
+    _original["step"] = schedules.PipelineScheduleSingle.step
+    schedules.PipelineScheduleSingle.step = step
+
+
+# when the program imports torch.distributed.pipelining, never before (it imports torch.distributed.nn)
+after_import("torch.distributed.pipelining.stage", _wrap_stage)
+after_import("torch.distributed.pipelining.schedules", _wrap_schedules)

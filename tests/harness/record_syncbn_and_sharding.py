@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import threading
 import types
 import weakref
@@ -78,17 +79,13 @@ from collections.abc import Mapping
 
 import torch
 import torch.distributed as dist
-import torch.distributed.checkpoint as dcp
-import torch.distributed.checkpoint.state_dict as dcp_state_dict
 from torch import nn
-from torch.distributed.fsdp import FSDPModule
-from torch.distributed.optim import ZeroRedundancyOptimizer
 from torch.distributed.tensor import DTensor
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from sitecustomize import RECORD
+from sitecustomize import RECORD, after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
@@ -97,6 +94,18 @@ EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
 EVENTS = EXTRA["events"]
 _PLAIN_VALUES = (int, float, bool, str, bytes, type(None))
+
+
+# FSDP, ZeroRedundancyOptimizer and DCP are wrapped or looked up only once the program has
+# imported them (sitecustomize.after_import), never before: each imports torch.distributed.nn.
+def _is_instance(obj, module: str, name: str) -> bool:
+    """isinstance(obj, <module>.<name>), False while the program has not imported ``module``."""
+    imported = sys.modules.get(module)
+    return imported is not None and isinstance(obj, getattr(imported, name))
+
+
+def _fsdp_unit(module) -> bool:
+    return _is_instance(module, "torch.distributed.fsdp", "FSDPModule")
 
 
 def _local_shape(t: torch.Tensor) -> tuple[int, ...]:
@@ -197,7 +206,7 @@ def _on_forward_pre(module, args):
                 "types": {name: type(m).__name__ for name, m in module.module.named_modules()},
                 "device": next(module.module.parameters()).device.type,
             }
-    if isinstance(module, FSDPModule):
+    if _fsdp_unit(module):
         EVENTS.append({"op": "forward", "unit": _unit_index(module), "type": type(module).__name__})
     elif type(module) is nn.Linear:
         EVENTS.append({"op": "linear"})
@@ -253,7 +262,7 @@ def _unit_params(unit: nn.Module) -> list[str]:
     while stack:
         module = stack.pop()
         names += [type(p).__name__ for p in module.parameters(recurse=False)]
-        stack += [child for child in module.children() if not isinstance(child, FSDPModule)]
+        stack += [child for child in module.children() if not _fsdp_unit(child)]
     return names
 
 
@@ -361,7 +370,7 @@ _object_collective("broadcast_object_list", lambda a, k: list(_arg(a, k, 0, "obj
 # --- optimizer steps: ZeroRedundancyOptimizer, optimizers over FSDP shards -------------
 
 def _on_step(optimizer, args, kwargs):
-    if isinstance(optimizer, ZeroRedundancyOptimizer):
+    if _is_instance(optimizer, "torch.distributed.optim", "ZeroRedundancyOptimizer"):
         EVENTS.append({"op": "step"})
         ddp = _ddp_module() if _ddp_module is not None else None
         if ddp is None:
@@ -401,9 +410,7 @@ def _options(options) -> dict:
                                        "broadcast_from_rank0": options.broadcast_from_rank0}
 
 
-_get_model_state_dict = dcp_state_dict.get_model_state_dict
-_set_model_state_dict = dcp_state_dict.set_model_state_dict
-
+_original: dict = {}  # the wrapped functions of DCP, once the program imports them
 
 _gathering: list | None = None  # while get_model_state_dict runs: its DTensor redistributions
 _redistribute = DTensor.redistribute
@@ -424,7 +431,7 @@ def _recording_get_model_state_dict(model, *args, **kwargs):
     global _gathering
     _gathering = gathered = []
     try:
-        out = _get_model_state_dict(model, *args, **kwargs)
+        out = _original["get_model_state_dict"](model, *args, **kwargs)
     finally:
         _gathering = None
     EXTRA["model_state_dicts"].append({
@@ -439,7 +446,7 @@ def _recording_get_model_state_dict(model, *args, **kwargs):
 def _recording_set_model_state_dict(model, model_state_dict, *args, **kwargs):
     given = len(model_state_dict)  # the call consumes the dict: count it first
     first_event = len(EVENTS)
-    out = _set_model_state_dict(model, model_state_dict, *args, **kwargs)
+    out = _original["set_model_state_dict"](model, model_state_dict, *args, **kwargs)
     EXTRA["set_model_state_dicts"].append({
         "broadcasts": [e for e in EVENTS[first_event:] if e["op"] == "broadcast"],
         "options": _options(kwargs.get("options")),
@@ -448,9 +455,6 @@ def _recording_set_model_state_dict(model, model_state_dict, *args, **kwargs):
     })
     return out
 
-
-dcp_state_dict.get_model_state_dict = _recording_get_model_state_dict
-dcp_state_dict.set_model_state_dict = _recording_set_model_state_dict
 
 _to_empty = nn.Module.to_empty
 
@@ -503,17 +507,12 @@ torch.nn.utils.clip_grad_norm_ = _recording_clip_grad_norm
 
 # --- torch.distributed.checkpoint -------------------------------------------------------
 
-_dcp_save = dcp.save
-_dcp_load = dcp.load
-_set_state_dict = dcp_state_dict.set_state_dict
-_get_state_dict = dcp_state_dict.get_state_dict
-
 
 def _recording_save(state_dict, *args, **kwargs):
     EXTRA["dcp"]["saved"] = _flatten(state_dict)
     EVENTS.append({"op": "dcp_save"})
     try:
-        return _dcp_save(state_dict, *args, **kwargs)
+        return _original["save"](state_dict, *args, **kwargs)
     finally:
         EVENTS.append({"op": "dcp_save_end"})
 
@@ -538,7 +537,7 @@ def _recording_load(state_dict, *args, **kwargs):
     _loading = []
     _got.clear()
     try:
-        out = _dcp_load(state_dict, *args, **kwargs)
+        out = _original["load"](state_dict, *args, **kwargs)
     finally:
         EXTRA["dcp"]["load_calls"], _loading = _loading, None
     EXTRA["dcp"]["loaded"] = _flatten(state_dict)
@@ -546,7 +545,7 @@ def _recording_load(state_dict, *args, **kwargs):
 
 
 def _recording_get_state_dict(*args, **kwargs):
-    out = _get_state_dict(*args, **kwargs)
+    out = _original["get_state_dict"](*args, **kwargs)
     if _loading is not None:
         got = _tensors(out)
         _got.update(id(t) for t in got)
@@ -559,7 +558,7 @@ def _recording_set_state_dict(model, optimizers, *args, **kwargs):
         given = _tensors([args, kwargs])
         _loading.append({"call": "set_state_dict", "tensors": len(given),
                          "from_get_state_dict": sum(id(t) in _got for t in given)})
-    out = _set_state_dict(model, optimizers, *args, **kwargs)
+    out = _original["set_state_dict"](model, optimizers, *args, **kwargs)
     restored = {f"model/{n}": _plain(p) for n, p in model.named_parameters()}
     for optimizer in optimizers if isinstance(optimizers, (list, tuple)) else [optimizers]:
         for n, p in model.named_parameters():
@@ -569,7 +568,17 @@ def _recording_set_state_dict(model, optimizers, *args, **kwargs):
     return out
 
 
-dcp.save = _recording_save
-dcp.load = _recording_load
-dcp_state_dict.set_state_dict = _recording_set_state_dict
-dcp_state_dict.get_state_dict = _recording_get_state_dict
+def _wrapping(**wrappers):
+    """A patch for ``after_import`` that replaces each named function of a module with
+    its wrapper, keeping the original in ``_original``."""
+    def patch(module) -> None:
+        for name, wrapper in wrappers.items():
+            _original[name] = getattr(module, name)
+            setattr(module, name, wrapper)
+    return patch
+
+
+after_import("torch.distributed.checkpoint", _wrapping(save=_recording_save, load=_recording_load))
+after_import("torch.distributed.checkpoint.state_dict", _wrapping(
+    get_model_state_dict=_recording_get_model_state_dict, set_model_state_dict=_recording_set_model_state_dict,
+    get_state_dict=_recording_get_state_dict, set_state_dict=_recording_set_state_dict))

@@ -19,7 +19,9 @@ why none of it changes what the program does:
   worker cleanly");
 * imports the extra recorder modules named in ``COURSE_HARNESS_PLUGINS`` (comma
   separated, found in this folder), which add what their lesson needs under
-  ``RECORD["extra"]`` (``from sitecustomize import RECORD``).
+  ``RECORD["extra"]`` (``from sitecustomize import RECORD``) and wrap the modules the
+  program imports later once it imports them (``after_import``), so that the harness
+  imports nothing ahead of the program that would change its teardown.
 
 The record is written to ``rank-<rank>-<restart>.pt`` by an ``atexit`` handler, which
 Python runs after the program's own code has finished and before interpreter
@@ -139,6 +141,49 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     dist.destroy_process_group = _recording_destroy
 
     import importlib
+    import importlib.abc
+    import sys
+
+    _after_import: dict = {}  # module name -> patches waiting for the program to import it
+
+    class _AfterImport(importlib.abc.MetaPathFinder):
+        """Finds nothing itself: for a watched module it asks the finders after it, then
+        runs the waiting patches on the module once its own code has run, before the
+        importing statement gets it."""
+
+        def find_spec(self, name, path, target=None):
+            if name not in _after_import:
+                return None
+            for finder in sys.meta_path[sys.meta_path.index(self) + 1:]:
+                spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
+                if spec is not None and spec.loader is not None:
+                    break
+            else:
+                return None
+            run_module = spec.loader.exec_module  # FileFinder makes one loader per module
+
+            def exec_module(module):
+                run_module(module)
+                for patch in _after_import.pop(name, []):
+                    patch(module)
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _AfterImport())
+
+    def after_import(name, patch):
+        """Run ``patch(module)`` once the program imports the module ``name`` (at once if
+        it is imported already). A recorder wraps a module this way instead of importing it
+        ahead of the program, so that a harness run imports what the bare run imports, in
+        the same order: importing ``torch.distributed.nn`` (which FSDP, DCP,
+        ``torch.distributed.optim`` and pipelining import) after ``init_process_group``
+        binds the default group as a default argument and keeps its gloo threads alive,
+        and a harness that imported it first would hide that (README.md)."""
+        if name in sys.modules:
+            patch(sys.modules[name])
+        else:
+            _after_import.setdefault(name, []).append(patch)
 
     for _plugin in filter(None, os.environ.get("COURSE_HARNESS_PLUGINS", "").split(",")):
         importlib.import_module(_plugin)

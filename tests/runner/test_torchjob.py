@@ -3,6 +3,7 @@ behind; a job's environment is the page's and nothing else."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -120,6 +121,17 @@ def test_exiting_zero_without_doing_the_work_is_not_a_pass(tmp_path):
     assert result.returncode == 0
     with pytest.raises(AssertionError, match=r"no record from rank\(s\) \[0, 1\]|never reached destroy_process_group"):
         result.check(world_size=2)
+
+
+def test_a_gloo_thread_left_at_exit_fails_a_harness_run_that_exited_zero(tmp_path):
+    """Lesson 4's teardown claim, as every harness run of a passing program checks it
+    (``JobResult.check_exit``): the planted program pins its group and still exits 0."""
+    result = _run(tmp_path, "pinned_group.py")
+    assert sorted(result.records) == [0, 1]
+    with pytest.raises(AssertionError) as failed:
+        result.check(world_size=2)
+    if result.returncode == 0:  # else the interpreter's shutdown aborted, now and then, as the lesson says
+        assert re.search(r"rank 0: gloo threads \[.*pt_gloo_runloop.*\] were still running", str(failed.value))
 
 
 @pytest.mark.parametrize("bare", [True, False], ids=["bare", "harness"])

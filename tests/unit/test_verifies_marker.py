@@ -23,7 +23,7 @@ LESSON = LESSON_TESTS / "test_ddp_basics"
 def test_a_lesson_module_is_named_after_its_program():
     assert named_program(LESSON / "test_train.py") == "ddp_basics/train.py"
     assert named_program(LESSON / "test_bucket_defaults.py") == "ddp_basics/bucket_defaults.py"
-    assert named_program(LESSON_TESTS / "test_clean_exit.py") is None
+    assert named_program(LESSON_TESTS / "test_teardown_guard.py") is None
     assert named_program(LESSON / "lesson.py") is None
     assert named_program(ROOT / "tests" / "runner" / "test_torchjob.py") is None
 
@@ -65,7 +65,7 @@ def test_a_torchrun_module_named_after_no_program_is_named():
 
 def test_modules_that_run_no_program_need_no_marker():
     assert verifies_problem(LESSON / "test_bucket_defaults.py", set(), launches=False) is None
-    assert verifies_problem(LESSON_TESTS / "test_clean_exit.py", set(), launches=True) is None
+    assert verifies_problem(LESSON_TESTS / "test_teardown_guard.py", set(), launches=True) is None
 
 
 def test_a_marker_outside_the_programs_module_is_named():
@@ -94,38 +94,3 @@ def test_pytest_stops_at_collection_in_one_line(tmp_path, lanes):
             "add pytest.mark.verifies('ddp_basics/accumulate.py') to its pytestmark")
     assert re.search(rf"^{re.escape(line)}$", out, re.M), out
     assert "Traceback" not in out and "passed" not in out
-
-
-@pytest.mark.parametrize("shared_check", ["passes", "fails"])
-def test_a_shared_check_of_a_program_is_part_of_its_record(tmp_path, shared_check):
-    """A test outside the program's module marked ``pytest.mark.checks(program)``
-    (``tests/snippets/test_clean_exit.py``) counts with the program's own tests: in a
-    copy of the project whose program module and shared check run nothing, the record is
-    written when both pass and not when the shared check fails; the record names the
-    program's own module either way."""
-    import json
-
-    project = copy_project(tmp_path, ("pyproject.toml", "mkdocs.yml", "docs", "i18n", "tests", "snippets", "hooks"))
-    program = "ddp_basics/accumulate.py"
-    records = next((project / "snippets" / "verification").glob("cpu-*.json"))
-    data = json.loads(records.read_text(encoding="utf-8"))
-    data.pop(program)
-    records.write_text(json.dumps(data), encoding="utf-8")
-    (project / "tests" / "snippets" / "test_ddp_basics" / "test_accumulate.py").write_text(
-        "import pytest\n\npytestmark = [pytest.mark.verifies('ddp_basics/accumulate.py')]\n\n\n"
-        "def test_bare_run(bare_run_index):\n    pass\n\n\ndef test_a_claim():\n    pass\n", encoding="utf-8")
-    (project / "tests" / "snippets" / "test_shared_check.py").write_text(
-        "import pytest\n\n\n@pytest.mark.parametrize('name', [pytest.param('ddp_basics/accumulate.py', "
-        "marks=pytest.mark.checks('ddp_basics/accumulate.py'))])\n"
-        f"def test_shared(name):\n    assert {shared_check == 'passes'}\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--reverify", "--bare-runs", "1",
-                           "tests/snippets/test_shared_check.py", "tests/snippets/test_ddp_basics/test_accumulate.py"],
-                          cwd=project, capture_output=True, text=True, timeout=300)
-    out = proc.stdout + proc.stderr
-    assert ("3 passed" in out) if shared_check == "passes" else ("1 failed, 2 passed" in out), out
-    written = json.loads(records.read_text(encoding="utf-8")).get(program)
-    if shared_check == "fails":
-        assert written is None
-    else:
-        (record,) = written.values()
-        assert record["test"] == "tests/snippets/test_ddp_basics/test_accumulate.py" and record["bare_runs"] == 1
