@@ -230,8 +230,11 @@ class JobResult:
         left running while the interpreter shuts down can abort the process
         (``terminate called without an active exception``), now and then, so a bare run
         may pass by luck. The harness reads the thread names at exit
-        (``threads_at_exit``), and imports nothing ahead of the program
-        (``tests/harness/README.md``), so what it sees is what the bare run does.
+        (``threads_at_exit``), and imports nothing ahead of the program that imports
+        ``torch.distributed.nn`` or holds a process group (``tests/harness/README.md``),
+        so what it sees is what the bare run does. A line of several torchrun commands
+        (``dcp_resume.py``: two processes, then three) leaves each rank's record of its
+        last command only, so only that command's teardown is checked.
 
         Raises:
             AssertionError: with :meth:`report` as the message.
@@ -261,6 +264,10 @@ class JobResult:
         for rank, rec in self.records.items():
             assert rec["world_size"] == world_size, f"rank {rank} ran with world size {rec['world_size']}, expected {world_size}"
             assert rec["destroyed"], f"rank {rank} never reached destroy_process_group\n{self.report()}"
+            # the harness itself: every recorder's wrapper in place (tests/harness/sitecustomize.py)
+            problems = rec.get("harness_errors", []) + [f"{name} was imported but never patched"
+                                                         for name in rec.get("unpatched", [])]
+            assert not problems, f"rank {rank}: the harness did not record what it should: {problems}"
 
 
 _ERROR_LINE = re.compile(r"terminate called|what\(\):|Error|Exception|Fatal Python error|Aborted|Traceback")

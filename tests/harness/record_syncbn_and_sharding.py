@@ -100,8 +100,8 @@ _PLAIN_VALUES = (int, float, bool, str, bytes, type(None))
 # imported them (sitecustomize.after_import), never before: each imports torch.distributed.nn.
 def _is_instance(obj, module: str, name: str) -> bool:
     """isinstance(obj, <module>.<name>), False while the program has not imported ``module``."""
-    imported = sys.modules.get(module)
-    return imported is not None and isinstance(obj, getattr(imported, name))
+    cls = getattr(sys.modules.get(module), name, None)  # None too while the module is half imported
+    return cls is not None and isinstance(obj, cls)
 
 
 def _fsdp_unit(module) -> bool:

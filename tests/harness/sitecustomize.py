@@ -64,6 +64,8 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         "log_dir": os.path.dirname(os.path.abspath(os.environ["TORCHELASTIC_ERROR_FILE"])) if os.environ.get("TORCHELASTIC_ERROR_FILE") else "",
         "ran_on": None,  # at destroy_process_group: backend, and the CUDA device if CUDA was used
         "threads_at_exit": [],  # names of this process's threads once the program's code has finished
+        "harness_errors": [],  # a recorder's patch that failed (sitecustomize.after_import)
+        "unpatched": [],  # watched modules the program imported that no patch reached
         "extra": {},  # filled by COURSE_HARNESS_PLUGINS modules
     }
     _ddp_module = None  # weakref.ref to the first DDP module seen in a forward
@@ -142,32 +144,49 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     import importlib
     import importlib.abc
+    import importlib.machinery
     import sys
 
     _after_import: dict = {}  # module name -> patches waiting for the program to import it
+    _FILE_LOADERS = (importlib.machinery.SourceFileLoader, importlib.machinery.SourcelessFileLoader,
+                     importlib.machinery.ExtensionFileLoader)  # one loader object per module
+
+    def _run_patches(name, module):
+        # a patch that fails must not fail the program's import: it is recorded, and
+        # JobResult.check fails the run instead
+        for patch in _after_import.pop(name, []):
+            try:
+                patch(module)
+            except Exception as exc:  # noqa: BLE001 - any failure of ours, reported, never raised
+                RECORD["harness_errors"].append(f"patching {name}: {exc!r}")
 
     class _AfterImport(importlib.abc.MetaPathFinder):
-        """Finds nothing itself: for a watched module it asks the finders after it, then
-        runs the waiting patches on the module once its own code has run, before the
-        importing statement gets it."""
+        """Finds nothing itself: for a watched module it asks the finders after it, as
+        the import system would, then runs the waiting patches on the module once its own
+        code has run, before the importing statement gets it."""
 
         def find_spec(self, name, path, target=None):
             if name not in _after_import:
                 return None
             for finder in sys.meta_path[sys.meta_path.index(self) + 1:]:
                 spec = finder.find_spec(name, path, target) if hasattr(finder, "find_spec") else None
-                if spec is not None and spec.loader is not None:
+                if spec is not None:
                     break
             else:
                 return None
-            run_module = spec.loader.exec_module  # FileFinder makes one loader per module
+            loader = spec.loader
+            if type(loader) not in _FILE_LOADERS:  # shared or unusual loaders stay untouched
+                return None  # (the patch then never runs: the record's "unpatched" says so)
+            run_module = loader.exec_module
 
             def exec_module(module):
-                run_module(module)
-                for patch in _after_import.pop(name, []):
-                    patch(module)
+                try:
+                    run_module(module)
+                finally:
+                    vars(loader).pop("exec_module", None)  # the loader is as it was
+                _run_patches(name, module)
 
-            spec.loader.exec_module = exec_module
+            loader.exec_module = exec_module
             return spec
 
     sys.meta_path.insert(0, _AfterImport())
@@ -175,15 +194,17 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     def after_import(name, patch):
         """Run ``patch(module)`` once the program imports the module ``name`` (at once if
         it is imported already). A recorder wraps a module this way instead of importing it
-        ahead of the program, so that a harness run imports what the bare run imports, in
-        the same order: importing ``torch.distributed.nn`` (which FSDP, DCP,
+        ahead of the program, so that a harness run imports nothing that changes the
+        program's teardown: importing ``torch.distributed.nn`` (which FSDP, DCP,
         ``torch.distributed.optim`` and pipelining import) after ``init_process_group``
         binds the default group as a default argument and keeps its gloo threads alive,
-        and a harness that imported it first would hide that (README.md)."""
+        and a harness that imported it first would hide that (README.md). A patch that
+        raises is recorded in ``harness_errors``; a watched module that was imported but
+        never patched is listed in ``unpatched`` (``importlib.reload`` of a patched module
+        would undo its wrappers; no program reloads one)."""
+        _after_import.setdefault(name, []).append(patch)
         if name in sys.modules:
-            patch(sys.modules[name])
-        else:
-            _after_import.setdefault(name, []).append(patch)
+            _run_patches(name, sys.modules[name])
 
     for _plugin in filter(None, os.environ.get("COURSE_HARNESS_PLUGINS", "").split(",")):
         importlib.import_module(_plugin)
@@ -205,6 +226,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
     @atexit.register
     def _write_record():
         RECORD["threads_at_exit"] = _thread_names()
+        RECORD["unpatched"] = sorted(name for name in _after_import if name in sys.modules)
         # Written aside and renamed: torchrun may kill this worker while it writes (a
         # surviving rank of a failed attempt exits on its collective's error just as the
         # agent stops the group), and a truncated record must not pass for a record.

@@ -10,4 +10,8 @@ import torch.distributed as dist
 
 dist.init_process_group("gloo")
 sys.stdout.write("".join(f"env {name}\n" for name in sorted(os.environ)))  # one write, under PIPE_BUF
+# a group destroyed with no collective since init can close its connections while the
+# other rank still makes them (gloo: "connectFullMesh failed ... Connection closed by peer",
+# 4 runs in 48 on a busy machine, none in 48 with this barrier)
+dist.barrier()
 dist.destroy_process_group()
