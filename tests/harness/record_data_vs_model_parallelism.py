@@ -42,7 +42,7 @@ from torch.nn.modules.loss import _Loss
 from torch.nn.modules.module import register_module_forward_hook
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from sitecustomize import RECORD, after_import
+from sitecustomize import RECORD, wrap_after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
@@ -112,12 +112,13 @@ def _pre_step(optimizer, args, kwargs):
 
 register_optimizer_step_pre_hook(_pre_step)
 
+_original: dict = {}  # parallelize_module and fully_shard, once the program imports them
 _tp_modules: list[weakref.ref] = []  # the module of each EXTRA["tp"] entry, by weak reference
 
 
 def parallelize_module(module, *args, **kwargs):
     full = {k: _plain(v) for k, v in module.state_dict().items()}
-    result = _parallelize_module[0](module, *args, **kwargs)
+    result = _original["parallelize_module"](module, *args, **kwargs)
     entry = {
         "full": full,
         "shards": {
@@ -137,31 +138,15 @@ def parallelize_module(module, *args, **kwargs):
     return result
 
 
-_parallelize_module = []  # the original, once the program imports it
-
-
-def _wrap_tensor_parallel(tensor_parallel) -> None:
-    _parallelize_module.append(tensor_parallel.parallelize_module)
-    tensor_parallel.parallelize_module = parallelize_module
-
-
-after_import("torch.distributed.tensor.parallel", _wrap_tensor_parallel)
+wrap_after_import("torch.distributed.tensor.parallel", _original, parallelize_module=parallelize_module)
 
 
 def fully_shard(module, *args, **kwargs):
     plain = {n: _plain(p) for n, p in module.named_parameters() if not isinstance(p, DTensor)}
-    result = _fully_shard[0](module, *args, **kwargs)
+    result = _original["fully_shard"](module, *args, **kwargs)
     mesh = kwargs.get("mesh")
     EXTRA["fsdp"].append({"full": plain, "mesh": None if mesh is None else tuple(mesh.mesh_dim_names or ())})
     return result
 
 
-_fully_shard = []  # the original, once the program imports it
-
-
-def _wrap_fsdp(fsdp) -> None:
-    _fully_shard.append(fsdp.fully_shard)
-    fsdp.fully_shard = fully_shard
-
-
-after_import("torch.distributed.fsdp", _wrap_fsdp)
+wrap_after_import("torch.distributed.fsdp", _original, fully_shard=fully_shard)

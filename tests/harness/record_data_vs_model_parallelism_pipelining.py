@@ -22,7 +22,7 @@ The wrappers call the original with the same arguments and return its result.
 """
 from __future__ import annotations
 
-from sitecustomize import RECORD, after_import
+from sitecustomize import RECORD, wrap_after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
@@ -41,12 +41,6 @@ def backward_one_chunk(self, bwd_chunk_id, *args, **kwargs):
     return _original["backward_one_chunk"](self, bwd_chunk_id, *args, **kwargs)
 
 
-def _wrap_stage(stage) -> None:
-    for name, wrapper in (("forward_one_chunk", forward_one_chunk), ("backward_one_chunk", backward_one_chunk)):
-        _original[name] = getattr(stage._PipelineStageBase, name)
-        setattr(stage._PipelineStageBase, name, wrapper)
-
-
 def step(self, *args, target=None, losses=None, **kwargs):
     result = _original["step"](self, *args, target=target, losses=losses, **kwargs)
     EXTRA["pp_steps"].append({
@@ -59,11 +53,7 @@ def step(self, *args, target=None, losses=None, **kwargs):
     return result
 
 
-def _wrap_schedules(schedules) -> None:
-    _original["step"] = schedules.PipelineScheduleSingle.step
-    schedules.PipelineScheduleSingle.step = step
-
-
 # when the program imports torch.distributed.pipelining, never before (it imports torch.distributed.nn)
-after_import("torch.distributed.pipelining.stage", _wrap_stage)
-after_import("torch.distributed.pipelining.schedules", _wrap_schedules)
+wrap_after_import("torch.distributed.pipelining.stage", _original, owner="_PipelineStageBase",
+                  forward_one_chunk=forward_one_chunk, backward_one_chunk=backward_one_chunk)
+wrap_after_import("torch.distributed.pipelining.schedules", _original, owner="PipelineScheduleSingle", step=step)

@@ -85,7 +85,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.nn.parallel import DistributedDataParallel
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from sitecustomize import RECORD, after_import
+from sitecustomize import RECORD, wrap_after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
@@ -568,17 +568,8 @@ def _recording_set_state_dict(model, optimizers, *args, **kwargs):
     return out
 
 
-def _wrapping(**wrappers):
-    """A patch for ``after_import`` that replaces each named function of a module with
-    its wrapper, keeping the original in ``_original``."""
-    def patch(module) -> None:
-        for name, wrapper in wrappers.items():
-            _original[name] = getattr(module, name)
-            setattr(module, name, wrapper)
-    return patch
-
-
-after_import("torch.distributed.checkpoint", _wrapping(save=_recording_save, load=_recording_load))
-after_import("torch.distributed.checkpoint.state_dict", _wrapping(
-    get_model_state_dict=_recording_get_model_state_dict, set_model_state_dict=_recording_set_model_state_dict,
-    get_state_dict=_recording_get_state_dict, set_state_dict=_recording_set_state_dict))
+wrap_after_import("torch.distributed.checkpoint", _original, save=_recording_save, load=_recording_load)
+wrap_after_import("torch.distributed.checkpoint.state_dict", _original,
+                  get_model_state_dict=_recording_get_model_state_dict,
+                  set_model_state_dict=_recording_set_model_state_dict,
+                  get_state_dict=_recording_get_state_dict, set_state_dict=_recording_set_state_dict)

@@ -206,6 +206,19 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
         if name in sys.modules:
             _run_patches(name, sys.modules[name])
 
+    def wrap_after_import(name, originals, owner=None, **wrappers):
+        """Once the program imports the module ``name`` (:func:`after_import`), replace
+        each named attribute of the module, or of its class ``owner``, with its wrapper,
+        keeping the original in the dict ``originals`` under the same name for the wrapper
+        to call."""
+        def patch(module):
+            target = getattr(module, owner) if owner else module
+            for attr, wrapper in wrappers.items():
+                originals[attr] = getattr(target, attr)
+                setattr(target, attr, wrapper)
+
+        after_import(name, patch)
+
     for _plugin in filter(None, os.environ.get("COURSE_HARNESS_PLUGINS", "").split(",")):
         importlib.import_module(_plugin)
 
