@@ -47,8 +47,12 @@ def _blocks(soup: BeautifulSoup) -> list[str]:
     return [str(el) for el in soup.find_all(True)]
 
 
-def _render(text: str, extensions: list) -> str:
+def _render(text: str, extensions: list, min_sections: int | None = 1) -> str:
+    """``text`` rendered with ``extensions`` and the site's options for them; sections
+    wrapped from ``min_sections`` top-level headings on (None: the site's own threshold)."""
     configs = {name: dict(options) for name, options in ENGINE.configs.items() if name in extensions}
+    if min_sections is not None and "coursekit.sections" in extensions:
+        configs["coursekit.sections"] = {**configs.get("coursekit.sections", {}), "min_sections": min_sections}
     return markdown.Markdown(extensions=extensions, extension_configs=configs).convert(text)
 
 
@@ -81,3 +85,21 @@ def test_each_top_level_heading_is_followed_by_its_body_and_nothing_else_changes
 @pytest.mark.parametrize("text", ["# Only a title\n\nAnd a paragraph.\n", "Text.\n\n### A third-level heading\n"])
 def test_a_page_without_a_top_level_h2_is_unchanged(text):
     assert _render(text, SITE_EXTENSIONS) == _render(text, WITHOUT)
+
+
+def test_a_short_page_is_left_unchanged_and_a_lesson_is_wrapped():
+    # a page of few sections costs little to lay out, and a skipped body on its first
+    # screen only moves what follows when it is painted (issue 33); lessons have 13-19
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    lesson = (ROOT / "docs" / "ddp-basics.md").read_text(encoding="utf-8")
+    assert _render(home, SITE_EXTENSIONS, None) == _render(home, WITHOUT)
+    assert "course-section" in _render(home, SITE_EXTENSIONS, 4)
+    assert "course-section" not in _render(home, SITE_EXTENSIONS, 5)
+    assert _render(lesson, SITE_EXTENSIONS, None).count('<div class="course-section">') >= 13
+
+
+@pytest.mark.parametrize("value", [0, -1, "8", True, 2.5])
+def test_a_bad_min_sections_is_refused_with_its_name_and_remedy(value):
+    with pytest.raises(ValueError, match=r"coursekit.sections: min_sections is .*; set it to a whole number"):
+        markdown.Markdown(extensions=["coursekit.sections"],
+                          extension_configs={"coursekit.sections": {"min_sections": value}})
