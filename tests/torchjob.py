@@ -221,7 +221,9 @@ class JobResult:
 
     def check_exit(self) -> None:
         """Assert the agent exited 0 within its limit and left no process running, and,
-        in a harness run, that no rank still ran a gloo thread once its code had finished.
+        in a harness run, that the harness recorded what it should on every rank (each
+        recorder's patch in place: no ``harness_errors``, nothing ``unpatched``) and that
+        no rank still ran a gloo thread once its code had finished.
 
         The last is lesson 4's teardown claim (docs/torchrun-launching.md, "End every
         worker cleanly"): in torch 2.13 a gloo process group's threads
@@ -242,6 +244,10 @@ class JobResult:
         assert not self.timed_out and self.returncode == 0, self.report()
         assert not self.leftovers, f"processes left running: {self.leftovers}\n{self.report()}"
         for rank, rec in sorted(self.records.items()):
+            # the harness itself: every recorder's wrapper in place (tests/harness/sitecustomize.py)
+            problems = rec.get("harness_errors", []) + [f"{name} was imported but never patched"
+                                                         for name in rec.get("unpatched", [])]
+            assert not problems, f"rank {rank}: the harness did not record what it should: {problems}"
             left = [t for t in rec["threads_at_exit"] if t in GLOO_THREADS]
             assert not left, (f"rank {rank}: gloo threads {left} were still running when the program's code had "
                               f"finished: something still held the process group after destroy_process_group() "
@@ -264,10 +270,6 @@ class JobResult:
         for rank, rec in self.records.items():
             assert rec["world_size"] == world_size, f"rank {rank} ran with world size {rec['world_size']}, expected {world_size}"
             assert rec["destroyed"], f"rank {rank} never reached destroy_process_group\n{self.report()}"
-            # the harness itself: every recorder's wrapper in place (tests/harness/sitecustomize.py)
-            problems = rec.get("harness_errors", []) + [f"{name} was imported but never patched"
-                                                         for name in rec.get("unpatched", [])]
-            assert not problems, f"rank {rank}: the harness did not record what it should: {problems}"
 
 
 _ERROR_LINE = re.compile(r"terminate called|what\(\):|Error|Exception|Fatal Python error|Aborted|Traceback")
