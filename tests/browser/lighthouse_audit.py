@@ -20,6 +20,14 @@ that the page really is in slate), since Lighthouse's command line cannot emulat
 rows end in ``dark``; compare their performance with light rows measured the same way
 (``--scheme light-api``) rather than with the command line's.
 
+Lighthouse slows the CPU down 4x (its mobile default), whatever the machine: on a slower
+machine the same page blocks longer and scores lower (the home page: performance 96-98 at
+benchmark index about 2,700, 86-88 at 1,100-1,400, the same build). ``--cpu-slowdown X``
+sets Lighthouse's ``throttling.cpuSlowdownMultiplier``, calibrated from the benchmark index
+as Lighthouse's docs/throttling.md ("Calibrating the CPU slowdown") describes; every row
+says which multiplier it was measured at. Compare scores only at the same multiplier and
+a similar benchmark index.
+
 Japanese pages are measured only where a Japanese font is installed (``fc-list
 :lang=ja``): without one, Chromium searches for a fallback glyph by glyph and draws empty
 boxes, which made the first layout of a Japanese lesson take 70 ms instead of 21 ms here,
@@ -51,6 +59,8 @@ BUILDS = {"default": False, "hosted": True}  # build name: built with SITE_URL?
 # --scheme: the colour schemes measured; None: Lighthouse's command line (no emulation, light).
 SCHEMES = {"light": (None,), "dark": ("dark",), "both": (None, "dark"), "light-api": ("light",)}
 SCHEME_RUNNER = Path(__file__).with_name("lighthouse_scheme.mjs")
+# Lighthouse's mobile CPU throttling (its constants.js, throttling.mobileSlow4G).
+DEFAULT_CPU_SLOWDOWN = 4.0
 # The metrics behind the performance score (milliseconds; layout shift unitless), from
 # each report's audits (https://developer.chrome.com/docs/lighthouse/performance/performance-scoring).
 METRICS = ("first-contentful-paint", "largest-contentful-paint", "total-blocking-time", "cumulative-layout-shift",
@@ -90,46 +100,56 @@ def _japanese_font() -> str | None:
     return found.splitlines()[0] if found.strip() else None
 
 
-def _run_once(lighthouse: list[str], url: str, report_path: Path, scheme: str | None) -> None:
+def _run_once(lighthouse: list[str], url: str, report_path: Path, scheme: str | None,
+              cpu_slowdown: float = DEFAULT_CPU_SLOWDOWN) -> None:
     """One Lighthouse run of ``url`` writing its JSON report to ``report_path``: its command
     line, or with ``scheme`` (``dark``, ``light``) its Node API with that
     ``prefers-color-scheme`` emulated (``lighthouse_scheme.mjs``; it exits 1, and so this
-    raises ``CalledProcessError``, when the page is not in Material's scheme for it)."""
+    raises ``CalledProcessError``, when the page is not in Material's scheme for it).
+    ``cpu_slowdown`` is Lighthouse's ``throttling.cpuSlowdownMultiplier`` (a factor > 0)."""
     env = {**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}
     if scheme is None:
         subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
+                        f"--throttling.cpuSlowdownMultiplier={cpu_slowdown:g}",
                         "--output=json", f"--output-path={report_path}", "--quiet"], env=env, check=True)
         return
     modules = Path(lighthouse[0]).resolve().parents[2]  # node_modules/lighthouse/cli/index.js
     subprocess.run(["node", str(SCHEME_RUNNER), str(modules), url, scheme, str(report_path), ",".join(CATEGORIES),
-                    CHROME_FLAGS], env=env, check=True)
+                    CHROME_FLAGS, f"{cpu_slowdown:g}"], env=env, check=True)
 
 
-def _audit(lighthouse: list[str], url: str, runs: int, out: Path, scheme: str | None = None) -> dict:
+def _audit(lighthouse: list[str], url: str, runs: int, out: Path, scheme: str | None = None,
+           cpu_slowdown: float = DEFAULT_CPU_SLOWDOWN) -> dict:
     """Median score per category of ``runs`` Lighthouse runs of one URL, and each run's
-    (``scheme``: see :func:`_run_once`).
+    (``scheme``, ``cpu_slowdown``: see :func:`_run_once`).
 
     Each run's report is written to ``out`` as ``report-<n>.json`` (Lighthouse's JSON
-    output), replacing an earlier page's; ``--reports`` keeps them instead."""
+    output), replacing an earlier page's; ``--reports`` keeps them instead.
+
+    Raises:
+        SystemExit: a report was measured at another CPU slowdown than asked for."""
     scores = []
     for n in range(runs):
         report_path = out / f"report-{n}.json"
-        _run_once(lighthouse, url, report_path, scheme)
+        _run_once(lighthouse, url, report_path, scheme, cpu_slowdown)
         report = json.loads(report_path.read_text(encoding="utf-8"))
+        used = report["configSettings"]["throttling"]["cpuSlowdownMultiplier"]
+        if used != cpu_slowdown:
+            raise SystemExit(f"{url}: Lighthouse measured at a CPU slowdown of {used}, not {cpu_slowdown:g}")
         scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
                       | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS}
                       # Lighthouse's measure of this machine's CPU speed, to compare runs on
                       # different machines (higher is faster; a report's environment).
                       | {"benchmark-index": report["environment"]["benchmarkIndex"]})
     return {c: statistics.median(r[c] for r in scores) for c in (*CATEGORIES, *METRICS, "benchmark-index")} \
-        | {"runs": scores}
+        | {"cpu-slowdown": cpu_slowdown, "runs": scores}
 
 
 def _row(key: str, scores: dict) -> str:
     """One table row: the median score of each category, then the median metrics."""
     metrics = ", ".join(f"{scores[m]:.3g}" if m == "cumulative-layout-shift" else f"{scores[m]:.0f}" for m in METRICS)
     return (f"{key:<44}" + "".join(f"{scores[c]:>16g}" for c in CATEGORIES) + f"   {metrics}"
-            + f"   {scores['benchmark-index']:.0f}")
+            + f"   {scores['benchmark-index']:.0f} at {scores['cpu-slowdown']:g}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,7 +175,13 @@ def main(argv: list[str] | None = None) -> int:
                              "default: the home page and every lesson)")
     parser.add_argument("--language", action="append", metavar="CODE",
                         help="only this language (en for the default one; repeatable; default: all)")
+    parser.add_argument("--cpu-slowdown", type=float, default=DEFAULT_CPU_SLOWDOWN, metavar="X",
+                        help="Lighthouse's CPU slowdown multiplier (default: %(default)g, Lighthouse's own); "
+                             "on a slower machine calibrate it from the benchmark index as Lighthouse's "
+                             "docs/throttling.md says (a low-end desktop, index 1000-1500: about 2)")
     args = parser.parse_args(argv)
+    if not args.cpu_slowdown > 0:
+        parser.error(f"--cpu-slowdown {args.cpu_slowdown:g}: give a factor above 0 (4 is Lighthouse's default)")
     lighthouse = _lighthouse()
     project = Project.load(ROOT / "mkdocs.yml")
     pages = _pages(project)
@@ -176,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="course-lighthouse-") as tmp, \
                 serve_built_site(Path(tmp) / "site", args.sub_path, gzip=True, with_site_url=BUILDS[build]) as base:
             if args.warm_up > 0:
-                _audit(lighthouse, f"{base}{languages[0]}{pages[0]}", args.warm_up, Path(tmp))
+                _audit(lighthouse, f"{base}{languages[0]}{pages[0]}", args.warm_up, Path(tmp), None, args.cpu_slowdown)
             for scheme in SCHEMES[args.scheme]:
                 for lang in languages:
                     for page in pages:
@@ -186,11 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                             out = args.reports / build / ((f"{lang}{page}".strip("/").replace("/", "-") or "home")
                                                           + (f"-{scheme}" if scheme else ""))
                             out.mkdir(parents=True, exist_ok=True)
-                        results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, out, scheme)
+                        results[key] = _audit(lighthouse, f"{base}{lang}{page}", args.runs, out, scheme,
+                                              args.cpu_slowdown)
                         print(_row(key, results[key]), flush=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(f"\n{'build and page':<44}" + "".join(f"{c:>16}" for c in CATEGORIES) + "   FCP, LCP, TBT (ms), CLS, SI (ms)"
-          "   benchmark index")
+          "   benchmark index at CPU slowdown")
     for key, scores in results.items():
         print(_row(key, scores))
     return 0

@@ -6,10 +6,11 @@
 // (CDP Emulation.setEmulatedMedia) lasts through Lighthouse's navigation
 // (https://github.com/GoogleChrome/lighthouse/blob/main/docs/puppeteer.md).
 //
-// Usage: node lighthouse_scheme.mjs NODE_MODULES URL SCHEME REPORT CATEGORIES CHROME_FLAGS
+// Usage: node lighthouse_scheme.mjs NODE_MODULES URL SCHEME REPORT CATEGORIES CHROME_FLAGS [CPU_SLOWDOWN]
 //   NODE_MODULES: the folder holding lighthouse (and its puppeteer-core); SCHEME: dark or
 //   light; REPORT: where the JSON report goes (the command line's --output=json shape);
-//   CATEGORIES: comma-separated; CHROME_FLAGS: space-separated.
+//   CATEGORIES: comma-separated; CHROME_FLAGS: space-separated; CPU_SLOWDOWN: Lighthouse's
+//   throttling.cpuSlowdownMultiplier (default 4, Lighthouse's own).
 // Exits 1 when the page is not in the scheme Material should have chosen, read from
 // <body data-md-color-scheme> after the run ("slate" for dark, "default" for light).
 import { writeFileSync } from "node:fs";
@@ -17,7 +18,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [modules, url, scheme, report, categories, flags] = process.argv.slice(2);
+const [modules, url, scheme, report, categories, flags, cpuSlowdown = "4"] = process.argv.slice(2);
 const require = createRequire(join(modules, "resolve-from-here.js"));
 const { default: puppeteer } = await import(pathToFileURL(require.resolve("puppeteer-core")).href);
 const { default: lighthouse } = await import(pathToFileURL(join(modules, "lighthouse", "core", "index.js")).href);
@@ -31,8 +32,8 @@ const browser = await puppeteer.launch({
 try {
   const page = await browser.newPage();
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: scheme }]);
-  const result = await lighthouse(url, { onlyCategories: categories.split(","), output: "json", logLevel: "error" },
-    undefined, page);
+  const result = await lighthouse(url, { onlyCategories: categories.split(","), output: "json", logLevel: "error",
+    throttling: { cpuSlowdownMultiplier: Number(cpuSlowdown) } }, undefined, page);
   const seen = await page.evaluate(() => document.body.dataset.mdColorScheme);
   if (seen !== MATERIAL[scheme]) {
     console.error(`${url}: the page is in Material's '${seen}' scheme, not '${MATERIAL[scheme]}' (${scheme}); ` +
