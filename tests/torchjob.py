@@ -236,7 +236,7 @@ class JobResult:
         ``torch.distributed.nn`` or holds a process group (``tests/harness/README.md``),
         so what it sees is what the bare run does. A line of several torchrun commands
         (``dcp_resume.py``: two processes, then three) leaves each rank's record of its
-        last command only, so only that command's teardown is checked.
+        last command only, so only that command's harness record and teardown are checked.
 
         Raises:
             AssertionError: with :meth:`report` as the message.
@@ -247,7 +247,7 @@ class JobResult:
             # the harness itself: every recorder's wrapper in place (tests/harness/sitecustomize.py)
             problems = rec.get("harness_errors", []) + [f"{name} was imported but never patched"
                                                          for name in rec.get("unpatched", [])]
-            assert not problems, f"rank {rank}: the harness did not record what it should: {problems}"
+            assert not problems, f"rank {rank}: the harness did not record what it should: {problems}\n{self.report()}"
             left = [t for t in rec["threads_at_exit"] if t in GLOO_THREADS]
             assert not left, (f"rank {rank}: gloo threads {left} were still running when the program's code had "
                               f"finished: something still held the process group after destroy_process_group() "

@@ -19,7 +19,9 @@ then at its real height, moving the next heading up: Lighthouse measured a layou
 (issue 33, Lighthouse benchmark index about 2,700).
 
 Enable it in ``mkdocs.yml`` under ``markdown_extensions`` as ``- coursekit.sections`` or
-``- coursekit.sections: {min_sections: N}``.
+``- coursekit.sections: {min_sections: N}``. A bad ``min_sections`` raises ``ValueError``
+when the extension loads; MkDocs reports it, as any extension's error, under "Failed to
+load extension 'coursekit.sections'" with the frames that raised it.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ SECTION_CLASS = "course-section"
 # block, and before attr_list (8) and toc (5), which find headings anywhere in the tree.
 # Priorities: Python-Markdown's treeprocessors.build_treeprocessors and each extension.
 PRIORITY = 12
-# Lessons have 13-19 top-level sections; the home page 4, the verification page 3.
+# Lessons have 13-19 top-level sections; the home page 4, the verification page 3, a
+# program's page (hooks/programs.py) 2.
 MIN_SECTIONS = 8
 
 

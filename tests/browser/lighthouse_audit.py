@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -110,12 +111,12 @@ def _run_once(lighthouse: list[str], url: str, report_path: Path, scheme: str | 
     env = {**os.environ, "CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}
     if scheme is None:
         subprocess.run([*lighthouse, url, "--only-categories=" + ",".join(CATEGORIES), f"--chrome-flags={CHROME_FLAGS}",
-                        f"--throttling.cpuSlowdownMultiplier={cpu_slowdown:g}",
+                        f"--throttling.cpuSlowdownMultiplier={cpu_slowdown!r}",
                         "--output=json", f"--output-path={report_path}", "--quiet"], env=env, check=True)
         return
     modules = Path(lighthouse[0]).resolve().parents[2]  # node_modules/lighthouse/cli/index.js
     subprocess.run(["node", str(SCHEME_RUNNER), str(modules), url, scheme, str(report_path), ",".join(CATEGORIES),
-                    CHROME_FLAGS, f"{cpu_slowdown:g}"], env=env, check=True)
+                    CHROME_FLAGS, repr(cpu_slowdown)], env=env, check=True)
 
 
 def _audit(lighthouse: list[str], url: str, runs: int, out: Path, scheme: str | None = None,
@@ -134,8 +135,8 @@ def _audit(lighthouse: list[str], url: str, runs: int, out: Path, scheme: str | 
         _run_once(lighthouse, url, report_path, scheme, cpu_slowdown)
         report = json.loads(report_path.read_text(encoding="utf-8"))
         used = report["configSettings"]["throttling"]["cpuSlowdownMultiplier"]
-        if used != cpu_slowdown:
-            raise SystemExit(f"{url}: Lighthouse measured at a CPU slowdown of {used}, not {cpu_slowdown:g}")
+        if not math.isclose(used, cpu_slowdown):
+            raise SystemExit(f"{url}: Lighthouse measured at a CPU slowdown of {used!r}, not {cpu_slowdown!r}")
         scores.append({c: round(100 * report["categories"][c]["score"]) for c in CATEGORIES}
                       | {m: round(report["audits"][m]["numericValue"], 3) for m in METRICS}
                       # Lighthouse's measure of this machine's CPU speed, to compare runs on
@@ -180,8 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                              "on a slower machine calibrate it from the benchmark index as Lighthouse's "
                              "docs/throttling.md says (a low-end desktop, index 1000-1500: about 2)")
     args = parser.parse_args(argv)
-    if not args.cpu_slowdown > 0:
-        parser.error(f"--cpu-slowdown {args.cpu_slowdown:g}: give a factor above 0 (4 is Lighthouse's default)")
+    if not (math.isfinite(args.cpu_slowdown) and args.cpu_slowdown > 0):
+        parser.error(f"--cpu-slowdown {args.cpu_slowdown:g}: give a finite factor above 0 (4 is Lighthouse's default)")
     lighthouse = _lighthouse()
     project = Project.load(ROOT / "mkdocs.yml")
     pages = _pages(project)
