@@ -153,7 +153,7 @@ if "RANK" in os.environ and "COURSE_HARNESS_DIR" in os.environ:
 
     def _run_patches(name, module):
         # a patch that fails must not fail the program's import: it is recorded, and
-        # JobResult.check fails the run instead
+        # JobResult.check_exit fails the run instead
         for patch in _after_import.pop(name, []):
             try:
                 patch(module)
