@@ -8,9 +8,16 @@ entry points, without changing what they compute, and fills ``RECORD["extra"]``:
   state just before and just after the constructor ran (``before``, ``after``) and the
   keys of the wrapper's own ``state_dict()`` (``wrapper_keys``);
 * ``buckets``: every call of a communication hook the program registered: the number
-  of optimizer steps taken before it (``step``), the bucket's index, its parameters'
-  names, and its flat buffer's element count, dtype and address range (``start``,
-  ``end``, in bytes; an address is only compared with other addresses);
+  of optimizer steps taken before it (``step``), the hook's ``__name__`` (``hook``), the
+  bucket's index, its parameters' names and shapes, and its flat buffer's element count,
+  dtype and address range (``start``, ``end``, in bytes; an address is only compared
+  with other addresses); for a buffer of at most ``KEEP_NUMEL`` elements also its values
+  when the hook was called (``grad_in``, this rank's gradients) and when the hook's
+  future completed (``grad_out``, what DDP then copies into ``.grad``); and ``sent``,
+  the element count and dtype of every ``torch.distributed.all_reduce`` call made from
+  the hook's call until its future completed (a call is given to the latest hook call
+  whose future is still pending: exact when one bucket is in flight at a time, as in
+  the programs that compress);
 * ``steps``: at every optimizer step of the first DDP-wrapped module (taken before the
   step runs): its weights, its gradients, each gradient's address, and whether the
   optimizer holds exactly the module's own parameter tensors (``same_tensors``);
@@ -18,7 +25,8 @@ entry points, without changing what they compute, and fills ``RECORD["extra"]``:
 * ``after_join``: the first DDP-wrapped module's state when a ``Join`` context exits;
 * ``join_trace``: inside ``Join`` contexts, in order, ``("forward", 0)`` when a
   ``DistributedDataParallel`` forward starts and ``("all_reduce", numel)`` for every
-  ``torch.distributed.all_reduce`` call (DDP's gradient buckets do not go through it);
+  ``torch.distributed.all_reduce`` call (DDP's gradient buckets do not go through it
+  unless a Python communication hook calls it);
 * ``linear_dtypes``: the output dtype of the first 16 ``nn.Linear`` forward calls.
 """
 from __future__ import annotations
@@ -41,6 +49,8 @@ from tensor_copy import plain as _plain
 EXTRA = RECORD["extra"]
 EXTRA.update(wraps=[], buckets=[], steps=[], scales=[], after_join=None, linear_dtypes=[], join_trace=[])
 _ddp = None  # weakref.ref to the first DistributedDataParallel module constructed
+KEEP_NUMEL = 100_000  # buffers up to this many elements are kept in the record
+_pending: list[int] = []  # indices into EXTRA["buckets"] of hook calls whose future is pending
 
 
 def _state(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -85,16 +95,33 @@ def _recording_register_comm_hook(self, state, hook):
     def observed(state, bucket):
         buffer = bucket.buffer()
         start = buffer.data_ptr()
-        EXTRA["buckets"].append({
+        keep = buffer.numel() <= KEEP_NUMEL
+        record = {
             "step": len(EXTRA["steps"]),
+            "hook": getattr(hook, "__name__", "?"),
             "index": bucket.index(),
             "params": [names.get(id(p), "?") for p in bucket.parameters()],
+            "shapes": [tuple(p.shape) for p in bucket.parameters()],
             "numel": buffer.numel(),
             "dtype": buffer.dtype,
             "start": start,
             "end": start + buffer.numel() * buffer.element_size(),
-        })
-        return hook(state, bucket)
+            "grad_in": _plain(buffer) if keep else None,
+            "grad_out": None,
+            "sent": [],
+        }
+        index = len(EXTRA["buckets"])
+        EXTRA["buckets"].append(record)
+        _pending.append(index)
+
+        def completed(fut):
+            value = fut.value()
+            _pending.remove(index)
+            if keep and isinstance(value, torch.Tensor):
+                record["grad_out"] = _plain(value)
+            return value
+
+        return hook(state, bucket).then(completed)
 
     return _register_comm_hook(self, state, observed)
 
@@ -173,6 +200,8 @@ Join.__exit__ = _recording_join_exit
 def _recording_all_reduce(tensor, *args, **kwargs):
     if _in_join and len(EXTRA["join_trace"]) < 500:
         EXTRA["join_trace"].append(("all_reduce", tensor.numel()))
+    if _pending:
+        EXTRA["buckets"][_pending[-1]]["sent"].append((tensor.numel(), tensor.dtype))
     return _all_reduce(tensor, *args, **kwargs)
 
 
