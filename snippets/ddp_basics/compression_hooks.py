@@ -3,7 +3,8 @@
 Trains the same model from the same start on the same batches once per hook. At every
 step a second DDP model without a hook, loaded with the same weights, gives the exact
 average gradient, and the program prints how far the hook's gradient is from it, and
-how many values each rank sent per step.
+how many values each rank all-reduces per step. Then it shows a gradient too large for
+float16 on one rank going through fp16_compress_hook.
 
 --8<-- [start:launch]
 torchrun --standalone --nproc-per-node=2 compression_hooks.py
@@ -76,10 +77,10 @@ def percent(errors: list[float]) -> str:
 
 def train(device: torch.device, hook, state) -> list[float]:
     """STEPS steps with ``hook``; each step's relative distance from the exact gradient."""
-    torch.manual_seed(0)
     ids = [device.index] if device.type == "cuda" else None
-    model = DDP(make_model().to(device), device_ids=ids)
     # --8<-- [start:train]
+    torch.manual_seed(0)
+    model = DDP(make_model().to(device), device_ids=ids)
     model.register_comm_hook(state, hook)
     exact = DDP(make_model().to(device), device_ids=ids)  # no hook: the plain all-reduce
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
@@ -98,6 +99,18 @@ def train(device: torch.device, hook, state) -> list[float]:
     return errors
 
 
+def fp16_arrives(device: torch.device, value: float) -> float:
+    """What fp16_compress_hook makes of a gradient of ``value`` on rank 0 and 0 elsewhere."""
+    ids = [device.index] if device.type == "cuda" else None
+    # --8<-- [start:overflow]
+    model = DDP(nn.Linear(1, 1, bias=False).to(device), device_ids=ids)
+    model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    x = torch.full((1, 1), value if dist.get_rank() == 0 else 0.0, device=device)
+    model(x).sum().backward()  # the weight's gradient is x
+    # --8<-- [end:overflow]
+    return model.module.weight.grad.item()
+
+
 def main() -> None:
     device = setup()
     rank = dist.get_rank()
@@ -109,6 +122,9 @@ def main() -> None:
     if rank == 0:
         print(f"fp16_compress_hook: sends {numel:,} values a step in float16, not float32")
         print(f"  error of each step's gradient: {percent(errors)}")
+    big = fp16_arrives(device, 100_000.0)
+    if rank == 0:
+        print(f"fp16_compress_hook: 100,000 on rank 0, 0 on rank 1: the average arrives as {big}")
 
     # --8<-- [start:powersgd]
     state = powerSGD.PowerSGDState(

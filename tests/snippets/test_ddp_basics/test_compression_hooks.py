@@ -13,14 +13,19 @@ the records show.
 """
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
 import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
+from torch.nn.parallel import DistributedDataParallel
 
 from conftest import bare_run_test, import_program
 from torchjob import JobResult
-from .lesson import FOLDER, extra, quiz_answer, run
+from .lesson import FOLDER, PAGE, extra, quiz_answer, run
 
 PROGRAM = FOLDER / "compression_hooks.py"
 hooks = import_program(PROGRAM)
@@ -30,6 +35,8 @@ _FP16 = re.compile(r"^fp16_compress_hook: sends (?P<sent>[\d,]+) values a step i
 _POWER = re.compile(r"^powerSGD_hook: sends (?P<sent>[\d,]+) values a step for (?P<numel>[\d,]+)"
                     r" from step (?P<start>\d+) on \((?P<rate>[\d.]+)x fewer\)$", re.M)
 _ERRORS = re.compile(r"^  error of each step's gradient: (?P<errors>.+)$", re.M)
+_OVERFLOW = re.compile(r"^fp16_compress_hook: 100,000 on rank 0, 0 on rank 1: the average arrives as (?P<got>\S+)$", re.M)
+NUMEL = sum(p.numel() for p in hooks.make_model().parameters())
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("ddp_basics/compression_hooks.py")]
 
@@ -40,8 +47,9 @@ def job(tmp_path_factory, pytestconfig) -> JobResult:
 
 
 def calls(job: JobResult, rank: int, hook: str) -> list[dict]:
-    """The recorded calls of one hook on one rank, in order: one per step (one bucket)."""
-    found = [b for b in extra(job, rank)["buckets"] if b["hook"] == hook]
+    """The recorded calls of one hook on the training model of one rank, in order: one per
+    step (the model fits one bucket)."""
+    found = [b for b in extra(job, rank)["buckets"] if b["hook"] == hook and b["numel"] == NUMEL]
     assert len(found) == hooks.STEPS, f"rank {rank}: {len(found)} calls of {hook}, one per step expected"
     return found
 
@@ -110,6 +118,56 @@ def test_fp16_gives_the_average_rounded_to_float16(job):
     assert all(1e-4 < e < 1e-3 for e in errors), errors  # a few hundredths of a percent
     for printed, measured in zip(printed_errors(job, 0), errors, strict=True):
         assert_printed(printed, measured)
+
+
+def test_fp16_casts_before_it_divides_so_one_rank_s_large_value_overflows(job):
+    # 100,000 on rank 0 and 0 on rank 1 average 50,000, which float16 holds; divided
+    # before the cast, the sum would be 50,000. Cast first, 100,000 is already inf.
+    assert _OVERFLOW.search(job.stdout(0))["got"] == "inf"
+    for r in range(job.world_size):
+        [call] = [b for b in extra(job, r)["buckets"] if b["hook"] == "fp16_compress_hook" and b["numel"] == 1]
+        assert call["grad_in"].item() == (100_000.0 if r == 0 else 0.0)
+        assert call["sent"] == [(1, torch.float16)]
+        assert call["grad_out"].item() == float("inf")
+    assert torch.isfinite(torch.tensor(50_000.0).half())  # the average would fit (as 49,984)
+
+
+def test_powersgd_s_defaults_are_the_page_s():
+    # the page: start_powerSGD_iter 1,000 by default, min_compression_rate 2, rank 1 unless set
+    params = inspect.signature(powerSGD_hook.PowerSGDState).parameters
+    assert params["start_powerSGD_iter"].default == 1_000
+    assert params["min_compression_rate"].default == 2
+    assert params["use_error_feedback"].default is True and params["warm_start"].default is True
+    with pytest.raises(ValueError, match="start_powerSGD_iter"):  # 2 is the smallest allowed
+        powerSGD_hook.PowerSGDState(process_group=None, start_powerSGD_iter=1)
+
+
+@pytest.mark.skipif(torch.version.cuda is not None or torch.version.hip is not None,
+                    reason="the page says the CPU build refuses bf16_compress_hook; this is a GPU build")
+def test_the_cpu_build_refuses_bf16_compress_hook(tmp_path):
+    # a real gloo process group of one process in this test's process, for DDP to wrap
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        model = DistributedDataParallel(nn.Linear(2, 2))
+        with pytest.raises(TypeError, match="BF16"):
+            model.register_comm_hook(None, default_hooks.bf16_compress_hook)
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)  # the same call works for fp16
+        del model
+    finally:
+        dist.destroy_process_group()
+
+
+def test_the_page_s_numbers_are_the_program_s(job):
+    shapes = [tuple(p.shape) for p in hooks.make_model().parameters()]
+    sent = [(s[0] + s[1]) * RANK for s in shapes if compressed(s)]
+    weights = [torch.Size(s).numel() for s in shapes if len(s) == 2 and not compressed(s)]
+    biases = [torch.Size(s).numel() for s in shapes if len(s) == 1]
+    m = _POWER.search(job.stdout(0))
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert f"prints {m['sent']} values a step instead of {m['numel']}, 15 times fewer" in text
+    assert f"one column each ({sent[0]} and {sent[1]} values)" in text
+    assert f"1 × 64 weight and the three biases ({weights[0]} + {sum(biases)} values)" in text
+    assert len(weights) == 1 and len(biases) == 3
 
 
 def test_powersgd_runs_the_plain_all_reduce_for_the_first_steps(job):
@@ -190,7 +248,7 @@ def test_one_step_of_powersgd_is_more_than_half_off(job):
 
 def test_the_quiz_answer_is_what_the_program_printed(job):
     m = _POWER.search(job.stdout(0))
-    assert quiz_answer("`compression_hooks.py` sends") == (
+    assert quiz_answer("How many values does `compression_hooks.py`") == (
         f"{m['sent']} values a step instead of {m['numel']}: for each weight matrix worth"
         " compressing, only P and Q."
     )
