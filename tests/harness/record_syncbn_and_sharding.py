@@ -27,7 +27,8 @@ original with the same arguments and returns its result; tensors are copied with
   parameters its local optimizer holds and the shapes of their optimizer state;
 * ``sharded_steps``: after each step of an optimizer over DTensor parameters (FSDP),
   per parameter in the optimizer's order: global shape, local shard shape, element
-  size, local gradient shape and local shapes of its optimizer state;
+  size, local gradient shape, local shapes of its optimizer state and, for a parameter
+  of at most ``KEEP_NUMEL`` elements, the values of its local shard (``local``);
 * ``events``: in call order, the collectives the program and the libraries it calls
   issue through ``torch.distributed`` (``all_gather_single``, ``reduce_scatter_single``,
   ``all_reduce``, ``broadcast``: dtype, number of elements, ``src``; the object
@@ -93,6 +94,7 @@ EXTRA.update(convert=[], ddp=None, by_hand=[], batchnorm=[], zero=None, sharded_
              model_state_dicts=[], set_model_state_dicts=[], to_empty=[], full_tensors=[], clips=[],
              dcp={"saved": None, "before_load": None, "loaded": None, "restored": None})
 EVENTS = EXTRA["events"]
+KEEP_NUMEL = 100_000  # parameters up to this many elements keep their values in the record
 _PLAIN_VALUES = (int, float, bool, str, bytes, type(None))
 
 
@@ -393,6 +395,8 @@ def _on_step(optimizer, args, kwargs):
                 "local_shape": _local_shape(p),
                 "element_size": p.element_size(),
                 "grad_local_shape": None if p.grad is None else _local_shape(p.grad),
+                # the local shard after the step, for parameters of up to KEEP_NUMEL elements
+                "local": _plain(p) if p.numel() <= KEEP_NUMEL else None,
                 "state": {k: _local_shape(v) for k, v in optimizer.state.get(p, {}).items()
                           if isinstance(v, torch.Tensor) and v.dim() > 0},
             }
