@@ -31,7 +31,8 @@ original with the same arguments and returns its result; tensors are copied with
   of at most ``KEEP_NUMEL`` elements, the values of its local shard (``local``);
 * ``events``: in call order, the collectives the program and the libraries it calls
   issue through ``torch.distributed`` (``all_gather_single``, ``reduce_scatter_single``,
-  ``all_reduce``, ``broadcast``: dtype, number of elements, ``src``; the object
+  ``all_reduce``, ``broadcast``: dtype, number of elements, ``src``; for an all-gather
+  the global ranks of its group, ``ranks``; the object
   collectives ``gather_object``, ``scatter_object_list``, ``broadcast_object_list``,
   ``all_gather_object``: the class names of the objects this rank passes, how many
   tensors they contain, whether the call used the default group and whether it ran on
@@ -309,7 +310,8 @@ _broadcast = dist.broadcast
 
 
 def _recording_all_gather_single(output_tensor, input_tensor, *args, **kwargs):
-    _tensor_event("all_gather", input_tensor)
+    group = kwargs.get("group", args[0] if args else None)
+    _tensor_event("all_gather", input_tensor, ranks=dist.get_process_group_ranks(group or dist.group.WORLD))
     return _all_gather_single(output_tensor, input_tensor, *args, **kwargs)
 
 

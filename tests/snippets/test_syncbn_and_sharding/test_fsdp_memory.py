@@ -5,11 +5,13 @@ synchronized only on the last: by default each micro-batch gathers every block i
 forward pass and again in its backward pass; ``reshard_after_forward=False`` drops the
 backward pass's all-gathers; ``reshard_after_forward=2`` keeps them, but each rank then
 holds half of a block between its forward and backward pass and the backward pass's
-all-gather sends half a block from each rank instead of a quarter; keeping the weights
+all-gather sends half a block from each rank instead of a quarter, within pairs of
+consecutive ranks; keeping the weights
 unsharded while accumulating (``set_reshard_after_backward``) gathers each block once in
 the whole step; two blocks per unit halve the number of all-gathers and reduce-scatters
-and send the same bytes. Every setting takes the same optimizer step, the step one
-process takes on all ranks' micro-batches. The counts printed are the recorded ones.
+and send the same bytes; an int must divide the number of ranks. Every setting takes the
+same optimizer step, the step one process takes on all ranks' micro-batches. The counts
+printed are the recorded ones.
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ import re
 
 import pytest
 import torch
+import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import fully_shard
 
 from conftest import bare_run_test, import_program
 from torchjob import JobResult
@@ -86,9 +91,14 @@ def test_an_int_reshards_to_that_many_ranks_between_forward_and_backward(job):
         passes = settings(job, rank)
         for default, two in zip(passes["default"], passes["reshard_after_forward=2"], strict=True):
             assert [e["numel"] for e in _ops(default["backward"], "all_gather")] == [BLOCK_NUMEL // 4] * B
-            # a rank holds half a block after its forward pass and sends that half
-            assert [e["numel"] for e in _ops(two["backward"], "all_gather")] == [BLOCK_NUMEL // 2] * B
-            assert [e["numel"] for e in _ops(two["forward"], "all_gather")] == [BLOCK_NUMEL // 4] * B
+            # a rank holds half a block after its forward pass and sends that half, to its pair
+            backward = _ops(two["backward"], "all_gather")
+            assert [e["numel"] for e in backward] == [BLOCK_NUMEL // 2] * B
+            pair = [0, 1] if rank < 2 else [2, 3]
+            assert [e["ranks"] for e in backward] == [pair] * B, rank
+            forward = _ops(two["forward"], "all_gather")
+            assert [e["numel"] for e in forward] == [BLOCK_NUMEL // 4] * B
+            assert [e["ranks"] for e in forward] == [[0, 1, 2, 3]] * B
 
 
 def test_keeping_the_weights_unsharded_gathers_each_block_once_per_step(job):
@@ -106,8 +116,20 @@ def test_two_blocks_per_unit_halve_the_collectives_not_the_bytes(job):
     default, grouped = s["default"], s["two blocks per unit"]
     assert counts(grouped, "forward", "all_gather") == [B // 2] * M
     assert counts(grouped, "backward", "reduce_scatter") == [0] * (M - 1) + [B // 2]
-    sent = lambda passes: sum(e["numel"] for p in passes for e in _ops(p["forward"], "all_gather"))  # noqa: E731
-    assert sent(grouped) == sent(default)
+    for phase, op in (("forward", "all_gather"), ("backward", "all_gather"), ("backward", "reduce_scatter")):
+        sent = lambda passes: sum(e["numel"] for p in passes for e in _ops(p[phase], op))  # noqa: E731
+        assert sent(grouped) == sent(default), (phase, op)
+
+
+def test_an_int_must_divide_the_ranks_the_model_is_sharded_over(tmp_path):
+    # a real gloo process group of one process in this test's process: 2 does not divide 1
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cpu", (1,))
+        with pytest.raises(ValueError, match="factor of 1"):
+            fully_shard(nn.Linear(2, 2), mesh=mesh, reshard_after_forward=2)
+    finally:
+        dist.destroy_process_group()
 
 
 def _after_step(job: JobResult, index: int) -> list[torch.Tensor]:
@@ -135,3 +157,16 @@ test_bare_run = bare_run_test(PROGRAM, reference="job", stdout=(
     r"^default: 32 all-gathers, 4 reduce-scatters$",
     r"^keep unsharded while accumulating: 4 all-gathers, 4 reduce-scatters$",
 ))
+
+
+def test_the_page_s_counts_are_the_printed_ones(job):
+    text = " ".join((FOLDER.parent.parent / "docs" / "syncbn-and-sharding.md").read_text(encoding="utf-8").split())
+    counts = printed(job)
+    assert f"{counts['default'][0]} all-gathers in the step" in text
+    assert f"to its backward pass: {counts['reshard_after_forward=False'][0]} all-gathers" in text
+    assert "within its pair of ranks" in text and counts["reshard_after_forward=2"][0] == counts["default"][0]
+    assert f"whole step, {counts['keep unsharded while accumulating'][0]} all-gathers" in text
+    grouped = counts["two blocks per unit"]
+    assert f"{grouped[0]} all-gathers and {grouped[1]} reduce-scatters" in text
+    assert f"need only {counts['keep unsharded while accumulating'][0]} all-gathers" in text
+    assert f"the default setting runs {counts['default'][0]}." in text
