@@ -56,7 +56,9 @@ def setup() -> torch.device:
 
 
 def make_model() -> nn.Module:
-    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1))
+    return nn.Sequential(
+        nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1)
+    )
 
 
 def make_batch(rank: int, step: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,8 +139,9 @@ def main() -> None:
     rate, before, after = state.compression_stats()  # totals over the compressed steps
     if rank == 0:
         steps = STEPS - state.start_powerSGD_iter
+        start = state.start_powerSGD_iter
         print(f"powerSGD_hook: sends {after // steps:,} values a step"
-              f" for {before // steps:,} from step {state.start_powerSGD_iter} on ({rate:.1f}x fewer)")
+              f" for {before // steps:,} from step {start} on ({rate:.1f}x fewer)")
         print(f"  error of each step's gradient: {percent(errors)}")
 
     gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()

@@ -52,7 +52,8 @@ def setup() -> torch.device:
 
 
 def make_model() -> nn.Sequential:
-    return nn.Sequential(*[nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU()) for _ in range(BLOCKS)])
+    blocks = [nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU()) for _ in range(BLOCKS)]
+    return nn.Sequential(*blocks)
 
 
 def micro_batches(rank: int, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -62,7 +63,8 @@ def micro_batches(rank: int, device: torch.device) -> list[tuple[torch.Tensor, t
 
 
 # --8<-- [start:shard]
-def shard(model: nn.Sequential, mesh, reshard_after_forward: bool | int | None, grouped: bool) -> None:
+def shard(model: nn.Sequential, mesh, reshard_after_forward: bool | int | None,
+          grouped: bool) -> None:
     blocks = list(model)
     # one unit per block, or one unit per pair of blocks: one all-gather for both
     units = [blocks[i:i + 2] for i in range(0, BLOCKS, 2)] if grouped else blocks

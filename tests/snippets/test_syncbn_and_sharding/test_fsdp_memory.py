@@ -164,7 +164,7 @@ def test_the_page_s_counts_are_the_printed_ones(job):
     counts = printed(job)
     assert f"{counts['default'][0]} all-gathers in the step" in text
     assert f"to its backward pass: {counts['reshard_after_forward=False'][0]} all-gathers" in text
-    assert "within its pair of ranks" in text and counts["reshard_after_forward=2"][0] == counts["default"][0]
+    assert f"The step still runs {counts['reshard_after_forward=2'][0]} all-gathers" in text
     assert f"whole step, {counts['keep unsharded while accumulating'][0]} all-gathers" in text
     grouped = counts["two blocks per unit"]
     assert f"{grouped[0]} all-gathers and {grouped[1]} reduce-scatters" in text
