@@ -14,6 +14,7 @@ time-limit: 120 s
 import gc
 import os
 import sys
+from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
@@ -70,15 +71,18 @@ def make_batch(rank: int, step: int, device: torch.device) -> tuple[torch.Tensor
 
 
 def flat_grad(model: nn.Module) -> torch.Tensor:
+    """Every parameter's .grad, flattened into one 1-D tensor."""
     return torch.cat([p.grad.flatten() for p in model.parameters()])
 
 
 def percent(errors: list[float]) -> str:
+    """Fractions as percentages with two significant digits."""
     return " ".join(f"{100 * e:.2g}%" for e in errors)
 
 
-def train(device: torch.device, hook, state) -> list[float]:
-    """STEPS steps with ``hook``; each step's relative distance from the exact gradient."""
+def train(device: torch.device, hook: Callable, state: object) -> list[float]:
+    """STEPS steps with ``hook`` (a DDP communication hook, registered with its ``state``);
+    each step's distance from the exact average gradient, relative to that gradient's norm."""
     ids = [device.index] if device.type == "cuda" else None
     # --8<-- [start:train]
     torch.manual_seed(0)
@@ -144,6 +148,9 @@ def main() -> None:
               f" for {before // steps:,} from step {start} on ({rate:.1f}x fewer)")
         print(f"  error of each step's gradient: {percent(errors)}")
 
+    # PowerSGD's callbacks run on gloo's threads and hold the process group until they
+    # are let go; the barrier waits for all earlier work, so none is left to free it there
+    dist.barrier()
     gc.collect()  # DDP sits in reference cycles: free it now, before destroy_process_group()
     dist.destroy_process_group()
 

@@ -14,7 +14,7 @@ import sys
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.profiler import ProfilerActivity, profile
 
@@ -57,14 +57,16 @@ def make_model() -> nn.Sequential:
 
 
 def micro_batches(rank: int, device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """This rank's MICRO_BATCHES (input, target) pairs of BATCH rows: the same in every run."""
     generator = torch.Generator().manual_seed(rank)
     xs = [torch.randn(BATCH, WIDTH, generator=generator) for _ in range(MICRO_BATCHES)]
     return [(x.to(device), x.flip(1).to(device)) for x in xs]
 
 
 # --8<-- [start:shard]
-def shard(model: nn.Sequential, mesh, reshard_after_forward: bool | int | None,
+def shard(model: nn.Sequential, mesh: DeviceMesh, reshard_after_forward: bool | int | None,
           grouped: bool) -> None:
+    """Shard the model's blocks, one unit each or two per unit, and then the root."""
     blocks = list(model)
     # one unit per block, or one unit per pair of blocks: one all-gather for both
     units = [blocks[i:i + 2] for i in range(0, BLOCKS, 2)] if grouped else blocks
@@ -74,7 +76,8 @@ def shard(model: nn.Sequential, mesh, reshard_after_forward: bool | int | None,
 # --8<-- [end:shard]
 
 
-def step(model, optimizer, batches, keep_unsharded: bool) -> None:
+def step(model: nn.Module, optimizer: torch.optim.Optimizer,
+         batches: list[tuple[torch.Tensor, torch.Tensor]], keep_unsharded: bool) -> None:
     """One optimizer step that accumulates the gradients of all ``batches``."""
     # --8<-- [start:step]
     for i, (x, y) in enumerate(batches):
@@ -90,6 +93,7 @@ def step(model, optimizer, batches, keep_unsharded: bool) -> None:
 
 
 def run(device: torch.device) -> None:
+    """One step under each setting; rank 0 prints the collectives each step ran."""
     rank = dist.get_rank()
     mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     batches = micro_batches(rank, device)

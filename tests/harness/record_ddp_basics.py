@@ -13,11 +13,14 @@ entry points, without changing what they compute, and fills ``RECORD["extra"]``:
   dtype and address range (``start``, ``end``, in bytes; an address is only compared
   with other addresses); for a buffer of at most ``KEEP_NUMEL`` elements also its values
   when the hook was called (``grad_in``, this rank's gradients) and when the hook's
-  future completed (``grad_out``, what DDP then copies into ``.grad``); and ``sent``,
-  the element count and dtype of every ``torch.distributed.all_reduce`` call made from
-  the hook's call until its future completed (a call is given to the latest hook call
-  whose future is still pending: exact when one bucket is in flight at a time, as in
-  the programs that compress);
+  future completed (``grad_out``, what DDP then copies into ``.grad``; ``None`` if the
+  future's value is not a tensor); and ``sent``, the element count and dtype of every
+  ``torch.distributed.all_reduce`` call made from the hook's call until its future
+  completed (a call is given to the latest hook call whose future is still pending:
+  exact when one bucket is in flight at a time and the program itself all-reduces
+  nothing during a backward pass, as in the programs that compress). Observing the
+  future adds a callback that returns its value unchanged; on a GPU, copying the
+  buffers to the CPU waits for them, which changes timing but no value;
 * ``steps``: at every optimizer step of the first DDP-wrapped module (taken before the
   step runs): its weights, its gradients, each gradient's address, and whether the
   optimizer holds exactly the module's own parameter tensors (``same_tensors``);
@@ -32,6 +35,7 @@ entry points, without changing what they compute, and fills ``RECORD["extra"]``:
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 
 import torch
@@ -51,6 +55,7 @@ EXTRA.update(wraps=[], buckets=[], steps=[], scales=[], after_join=None, linear_
 _ddp = None  # weakref.ref to the first DistributedDataParallel module constructed
 KEEP_NUMEL = 100_000  # buffers up to this many elements are kept in the record
 _pending: list[int] = []  # indices into EXTRA["buckets"] of hook calls whose future is pending
+_pending_lock = threading.Lock()  # _pending changes on the threads that complete futures
 
 
 def _state(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -110,13 +115,17 @@ def _recording_register_comm_hook(self, state, hook):
             "grad_out": None,
             "sent": [],
         }
-        index = len(EXTRA["buckets"])
-        EXTRA["buckets"].append(record)
-        _pending.append(index)
+        with _pending_lock:
+            index = len(EXTRA["buckets"])
+            EXTRA["buckets"].append(record)
+            _pending.append(index)
 
-        def completed(fut):
-            value = fut.value()
-            _pending.remove(index)
+        def completed(fut):  # runs on the thread that completes the future (gloo's, NCCL's)
+            try:
+                value = fut.value()  # raises what the hook's future raised, for DDP to see
+            finally:
+                with _pending_lock:
+                    _pending.remove(index)
             if keep and isinstance(value, torch.Tensor):
                 record["grad_out"] = _plain(value)
             return value
@@ -200,8 +209,9 @@ Join.__exit__ = _recording_join_exit
 def _recording_all_reduce(tensor, *args, **kwargs):
     if _in_join and len(EXTRA["join_trace"]) < 500:
         EXTRA["join_trace"].append(("all_reduce", tensor.numel()))
-    if _pending:
-        EXTRA["buckets"][_pending[-1]]["sent"].append((tensor.numel(), tensor.dtype))
+    with _pending_lock:
+        if _pending:
+            EXTRA["buckets"][_pending[-1]]["sent"].append((tensor.numel(), tensor.dtype))
     return _all_reduce(tensor, *args, **kwargs)
 
 

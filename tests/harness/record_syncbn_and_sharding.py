@@ -309,9 +309,17 @@ _all_reduce = dist.all_reduce
 _broadcast = dist.broadcast
 
 
+def _group_ranks(group) -> list[int] | None:
+    """The global ranks of a collective's group; None where this rank is not in it."""
+    try:
+        return dist.get_process_group_ranks(group or dist.group.WORLD)
+    except (KeyError, ValueError, RuntimeError):
+        return None
+
+
 def _recording_all_gather_single(output_tensor, input_tensor, *args, **kwargs):
     group = kwargs.get("group", args[0] if args else None)
-    _tensor_event("all_gather", input_tensor, ranks=dist.get_process_group_ranks(group or dist.group.WORLD))
+    _tensor_event("all_gather", input_tensor, ranks=_group_ranks(group))
     return _all_gather_single(output_tensor, input_tensor, *args, **kwargs)
 
 

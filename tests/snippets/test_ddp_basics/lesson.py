@@ -20,9 +20,11 @@ _QUIZ = re.compile(r"^/// details \| (?P<title>[^\n]+)\n    type: quiz\n\n(?P<bo
 _ITEM = re.compile(r"^- \[(?P<mark>[ x])\] (?P<text>.+?)(?=^- \[|^\s*$)", re.M | re.S)
 
 
-def run(program: Path, tmp_path_factory, pytestconfig) -> JobResult:
-    """Run a program's launch line in a fresh folder, with this lesson's recorder."""
-    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,))
+def run(program: Path, tmp_path_factory, pytestconfig, exact_world_size: int | None = None) -> JobResult:
+    """Run a program's launch line in a fresh folder, with this lesson's recorder
+    (``exact_world_size``: see ``conftest.run_snippet``)."""
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,),
+                       exact_world_size=exact_world_size)
 
 
 def extra(job: JobResult, rank: int) -> dict:

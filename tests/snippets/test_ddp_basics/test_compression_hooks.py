@@ -13,6 +13,7 @@ the records show.
 """
 from __future__ import annotations
 
+import gc
 import inspect
 import re
 
@@ -28,29 +29,34 @@ from torchjob import JobResult
 from .lesson import FOLDER, PAGE, extra, quiz_answer, run
 
 PROGRAM = FOLDER / "compression_hooks.py"
-hooks = import_program(PROGRAM)
-RANK = 1  # matrix_approximation_rank on the page
-START = 2  # start_powerSGD_iter on the page
-_FP16 = re.compile(r"^fp16_compress_hook: sends (?P<sent>[\d,]+) values a step in float16, not float32$", re.M)
+program = import_program(PROGRAM)
+_SOURCE = PROGRAM.read_text(encoding="utf-8")
+# PowerSGDState's arguments as the program (and so the page) passes them
+APPROX_RANK = int(re.search(r"matrix_approximation_rank=(\d+)", _SOURCE)[1])  # r
+START = int(re.search(r"start_powerSGD_iter=(\d+)", _SOURCE)[1])
+_FP16 = re.compile(r"^fp16_compress_hook: sends (?P<sent>[\d,]+) values a step in float16, not float32$",
+                   re.M)
 _POWER = re.compile(r"^powerSGD_hook: sends (?P<sent>[\d,]+) values a step for (?P<numel>[\d,]+)"
                     r" from step (?P<start>\d+) on \((?P<rate>[\d.]+)x fewer\)$", re.M)
 _ERRORS = re.compile(r"^  error of each step's gradient: (?P<errors>.+)$", re.M)
-_OVERFLOW = re.compile(r"^fp16_compress_hook: 100,000 on rank 0, 0 on rank 1: the average arrives as (?P<got>\S+)$", re.M)
-NUMEL = sum(p.numel() for p in hooks.make_model().parameters())
+_OVERFLOW = re.compile(r"^fp16_compress_hook: 100,000 on rank 0, 0 on rank 1: the average arrives as"
+                       r" (?P<got>\S+)$", re.M)
+NUMEL = sum(p.numel() for p in program.make_model().parameters())
 
 pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("ddp_basics/compression_hooks.py")]
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, pytestconfig) -> JobResult:
-    return run(PROGRAM, tmp_path_factory, pytestconfig)
+    # the exact float16 sums and the rank 0 / rank 1 overflow are worked out for two ranks
+    return run(PROGRAM, tmp_path_factory, pytestconfig, exact_world_size=2)
 
 
 def calls(job: JobResult, rank: int, hook: str) -> list[dict]:
     """The recorded calls of one hook on the training model of one rank, in order: one per
     step (the model fits one bucket)."""
     found = [b for b in extra(job, rank)["buckets"] if b["hook"] == hook and b["numel"] == NUMEL]
-    assert len(found) == hooks.STEPS, f"rank {rank}: {len(found)} calls of {hook}, one per step expected"
+    assert len(found) == program.STEPS, f"rank {rank}: {len(found)} calls of {hook}, one per step expected"
     return found
 
 
@@ -67,6 +73,7 @@ def printed_errors(job: JobResult, which: int) -> list[float]:
 
 
 def relative_error(got: torch.Tensor, exact: torch.Tensor) -> float:
+    """||got - exact|| / ||exact||, the distance the program prints, as a fraction."""
     return ((got - exact).norm() / exact.norm()).item()
 
 
@@ -92,12 +99,12 @@ def compressed(shape: tuple[int, ...]) -> bool:
     if len(shape) < 2:
         return False
     rows, cols = shape[0], torch.Size(shape[1:]).numel()
-    r = min(rows, cols, RANK)
+    r = min(rows, cols, APPROX_RANK)
     return (rows + cols) * r * 2 < rows * cols
 
 
 def test_fp16_sends_every_value_once_as_float16(job):
-    numel = sum(p.numel() for p in hooks.make_model().parameters())
+    numel = sum(p.numel() for p in program.make_model().parameters())
     assert int(_FP16.search(job.stdout(0))["sent"].replace(",", "")) == numel
     for r in range(job.world_size):
         for call in calls(job, r, "fp16_compress_hook"):
@@ -107,7 +114,7 @@ def test_fp16_sends_every_value_once_as_float16(job):
 
 def test_fp16_gives_the_average_rounded_to_float16(job):
     errors = []
-    for step in range(hooks.STEPS):
+    for step in range(program.STEPS):
         exact = average_in(job, "fp16_compress_hook", step)
         halves = sum(calls(job, r, "fp16_compress_hook")[step]["grad_in"].half() / job.world_size
                      for r in range(job.world_size))
@@ -144,22 +151,24 @@ def test_powersgd_s_defaults_are_the_page_s():
 
 @pytest.mark.skipif(torch.version.cuda is not None or torch.version.hip is not None,
                     reason="the page says the CPU build refuses bf16_compress_hook; this is a GPU build")
-def test_the_cpu_build_refuses_bf16_compress_hook(tmp_path):
+def test_the_cpu_build_refuses_bf16_compress_hook():
     # a real gloo process group of one process in this test's process, for DDP to wrap
-    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    model = None
     try:
         model = DistributedDataParallel(nn.Linear(2, 2))
         with pytest.raises(TypeError, match="BF16"):
             model.register_comm_hook(None, default_hooks.bf16_compress_hook)
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)  # the same call works for fp16
-        del model
     finally:
+        del model  # DDP holds the process group, in reference cycles
+        gc.collect()
         dist.destroy_process_group()
 
 
 def test_the_page_s_numbers_are_the_program_s(job):
-    shapes = [tuple(p.shape) for p in hooks.make_model().parameters()]
-    sent = [(s[0] + s[1]) * RANK for s in shapes if compressed(s)]
+    shapes = [tuple(p.shape) for p in program.make_model().parameters()]
+    sent = [(s[0] + s[1]) * APPROX_RANK for s in shapes if compressed(s)]
     weights = [torch.Size(s).numel() for s in shapes if len(s) == 2 and not compressed(s)]
     biases = [torch.Size(s).numel() for s in shapes if len(s) == 1]
     m = _POWER.search(job.stdout(0))
@@ -171,7 +180,7 @@ def test_the_page_s_numbers_are_the_program_s(job):
 
 
 def test_powersgd_runs_the_plain_all_reduce_for_the_first_steps(job):
-    numel = sum(p.numel() for p in hooks.make_model().parameters())
+    numel = sum(p.numel() for p in program.make_model().parameters())
     for step in range(START):
         exact = average_in(job, "powerSGD_hook", step)
         for r in range(job.world_size):
@@ -182,8 +191,8 @@ def test_powersgd_runs_the_plain_all_reduce_for_the_first_steps(job):
 
 
 def test_powersgd_then_sends_p_and_q_and_the_rest_uncompressed(job):
-    shapes = [tuple(p.shape) for p in hooks.make_model().parameters()]
-    expected = sum((s[0] + s[1]) * RANK if compressed(s) else torch.Size(s).numel() for s in shapes)
+    shapes = [tuple(p.shape) for p in program.make_model().parameters()]
+    expected = sum((s[0] + s[1]) * APPROX_RANK if compressed(s) else torch.Size(s).numel() for s in shapes)
     m = _POWER.search(job.stdout(0))
     assert m, job.stdout(0)
     assert int(m["sent"].replace(",", "")) == expected
@@ -198,8 +207,8 @@ def test_powersgd_then_sends_p_and_q_and_the_rest_uncompressed(job):
 
 def test_powersgd_gives_rank_r_matrices_and_exact_uncompressed_tensors(job):
     errors = printed_errors(job, 1)
-    assert len(errors) == hooks.STEPS
-    for step in range(START, hooks.STEPS):
+    assert len(errors) == program.STEPS
+    for step in range(START, program.STEPS):
         exact = average_in(job, "powerSGD_hook", step)
         for r in range(job.world_size):
             call = calls(job, r, "powerSGD_hook")[step]
@@ -207,7 +216,7 @@ def test_powersgd_gives_rank_r_matrices_and_exact_uncompressed_tensors(job):
             for (shape, got, _), want in zip(pieces(call), exact_pieces, strict=True):
                 if compressed(shape):
                     matrix = got.view(shape[0], -1)
-                    assert torch.linalg.matrix_rank(matrix).item() == RANK, f"rank {r}, step {step}, {shape}"
+                    assert torch.linalg.matrix_rank(matrix).item() == APPROX_RANK, f"rank {r}, step {step}, {shape}"
                     assert relative_error(got, want) > 0.1, f"rank {r}, step {step}, {shape}"
                 else:
                     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
@@ -220,7 +229,7 @@ def test_powersgd_feeds_back_what_compression_left_out(job):
     # compresses its gradient plus what the previous step left out of it; so the output
     # is that projection of the fed-back average, and not of the bare gradients' average.
     errors = [torch.zeros(calls(job, r, "powerSGD_hook")[0]["numel"]) for r in range(job.world_size)]
-    for step in range(START, hooks.STEPS):
+    for step in range(START, program.STEPS):
         steps = [calls(job, r, "powerSGD_hook")[step] for r in range(job.world_size)]
         fed = [c["grad_in"] + e for c, e in zip(steps, errors, strict=True)]
         out = steps[0]["grad_out"]
@@ -230,15 +239,18 @@ def test_powersgd_feeds_back_what_compression_left_out(job):
         bare_avg = torch.stack([c["grad_in"] for c in steps]).mean(dim=0)
         split = {"grad_in": fed_avg, "grad_out": out, "shapes": steps[0]["shapes"], "numel": steps[0]["numel"]}
         bare = [b for _, _, b in pieces({**split, "grad_in": bare_avg})]
+        checked = 0
         for (shape, got, want), bare_want in zip(pieces(split), bare, strict=True):
             if not compressed(shape):
                 continue
+            checked += 1
             matrix = got.view(shape[0], -1)
-            u = torch.linalg.svd(matrix, full_matrices=False).U[:, :RANK]
+            u = torch.linalg.svd(matrix, full_matrices=False).U[:, :APPROX_RANK]
             project = lambda m: (u @ u.T @ m.view(shape[0], -1)).flatten()  # noqa: E731
             torch.testing.assert_close(got, project(want), rtol=1e-4, atol=1e-6, msg=lambda m: f"step {step}, {shape}: {m}")
             if step > START:  # the first compressed step has nothing to feed back yet
                 assert relative_error(project(bare_want), got) > 1e-2, f"step {step}, {shape}: no error fed back"
+        assert checked == 2, f"step {step}: {checked} compressed matrices, the model's two larger weights expected"
         errors = [f - out for f in fed]
 
 

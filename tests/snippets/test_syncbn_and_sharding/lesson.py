@@ -4,18 +4,21 @@ from __future__ import annotations
 from pathlib import Path
 import torch
 from torch import nn
-from conftest import SNIPPETS, run_snippet
+from conftest import ROOT, SNIPPETS, run_snippet
 from torchjob import JobResult
 
 FOLDER = SNIPPETS / "syncbn_and_sharding"
+PAGE = ROOT / "docs" / "syncbn-and-sharding.md"
 PLUGIN = "record_syncbn_and_sharding"
 TOL = dict(rtol=1e-4, atol=1e-5)
 BATCHNORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d"}
 
 
-def _run(program: Path, tmp_path_factory, pytestconfig) -> JobResult:
-    """Run a program's launch line in a fresh folder, with the recorder."""
-    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,))
+def _run(program: Path, tmp_path_factory, pytestconfig, exact_world_size: int | None = None) -> JobResult:
+    """Run a program's launch line in a fresh folder, with the recorder
+    (``exact_world_size``: see ``conftest.run_snippet``)."""
+    return run_snippet(program, tmp_path_factory, pytestconfig, plugins=(PLUGIN,),
+                       exact_world_size=exact_world_size)
 
 
 def _global_batches(job: JobResult, dataset, batch_size: int, epoch: int):
