@@ -82,15 +82,11 @@ def assert_printed(printed: float, measured: float) -> None:
     assert abs(printed - measured) <= 0.05 * measured + 1e-12, (printed, measured)
 
 
-def pieces(call: dict) -> list[tuple[tuple[int, ...], torch.Tensor, torch.Tensor]]:
-    """One bucket call split per parameter: (shape, output, input) of each."""
-    out, start = [], 0
-    for shape in call["shapes"]:
-        n = torch.Size(shape).numel()
-        out.append((shape, call["grad_out"][start:start + n], call["grad_in"][start:start + n]))
-        start += n
-    assert start == call["numel"]
-    return out
+def split(flat: torch.Tensor, shapes: list[tuple[int, ...]]) -> list[torch.Tensor]:
+    """A bucket's flat buffer cut into its parameters' pieces (each still flat), in order."""
+    sizes = [torch.Size(shape).numel() for shape in shapes]
+    assert sum(sizes) == flat.numel()
+    return list(flat.split(sizes))
 
 
 def compressed(shape: tuple[int, ...]) -> bool:
@@ -212,8 +208,8 @@ def test_powersgd_gives_rank_r_matrices_and_exact_uncompressed_tensors(job):
         exact = average_in(job, "powerSGD_hook", step)
         for r in range(job.world_size):
             call = calls(job, r, "powerSGD_hook")[step]
-            exact_pieces = [e for _, _, e in pieces({**call, "grad_in": exact})]
-            for (shape, got, _), want in zip(pieces(call), exact_pieces, strict=True):
+            shapes = call["shapes"]
+            for shape, got, want in zip(shapes, split(call["grad_out"], shapes), split(exact, shapes), strict=True):
                 if compressed(shape):
                     matrix = got.view(shape[0], -1)
                     assert torch.linalg.matrix_rank(matrix).item() == APPROX_RANK, f"rank {r}, step {step}, {shape}"
@@ -237,10 +233,10 @@ def test_powersgd_feeds_back_what_compression_left_out(job):
             assert torch.equal(c["grad_out"], out), f"step {step}: the ranks got different gradients"
         fed_avg = torch.stack(fed).mean(dim=0)
         bare_avg = torch.stack([c["grad_in"] for c in steps]).mean(dim=0)
-        split = {"grad_in": fed_avg, "grad_out": out, "shapes": steps[0]["shapes"], "numel": steps[0]["numel"]}
-        bare = [b for _, _, b in pieces({**split, "grad_in": bare_avg})]
+        shapes = steps[0]["shapes"]
         checked = 0
-        for (shape, got, want), bare_want in zip(pieces(split), bare, strict=True):
+        for shape, got, want, bare_want in zip(shapes, split(out, shapes), split(fed_avg, shapes),
+                                               split(bare_avg, shapes), strict=True):
             if not compressed(shape):
                 continue
             checked += 1
