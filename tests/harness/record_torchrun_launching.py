@@ -9,12 +9,19 @@ PyTorch entry points, and fills ``RECORD["extra"]["teardown"]``:
 * ``initialized_after``: ``dist.is_initialized()`` right after ``destroy_process_group``
   returned.
 
+and ``RECORD["extra"]["reads"]``: every batch a DataLoader (or torchdata's
+StatefulDataLoader, which fetches through the same class) read from a map-style dataset,
+in order, as ``(epoch, [indices])``, where ``epoch`` is the last value given to
+``DistributedSampler.set_epoch`` in this process (None before any).
+
 Every wrapper calls the original with the same arguments and returns its result.
 """
 from __future__ import annotations
 
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup
+from torch.utils.data import DistributedSampler
+from torch.utils.data._utils.fetch import _MapDatasetFetcher
 
 from sitecustomize import RECORD
 
@@ -48,3 +55,24 @@ def _recording_destroy(*args, **kwargs):
 
 
 dist.destroy_process_group = _recording_destroy
+
+READS = RECORD["extra"]["reads"] = []
+_epoch = None
+_set_epoch = DistributedSampler.set_epoch
+_fetch = _MapDatasetFetcher.fetch
+
+
+def _recording_set_epoch(self, epoch, *args, **kwargs):
+    global _epoch
+    _epoch = epoch
+    return _set_epoch(self, epoch, *args, **kwargs)
+
+
+def _recording_fetch(self, possibly_batched_index):
+    batch = possibly_batched_index if isinstance(possibly_batched_index, (list, tuple)) else [possibly_batched_index]
+    READS.append((_epoch, [int(i) for i in batch]))
+    return _fetch(self, possibly_batched_index)
+
+
+DistributedSampler.set_epoch = _recording_set_epoch
+_MapDatasetFetcher.fetch = _recording_fetch
