@@ -2,7 +2,7 @@
 
 Trains a small next-token model on sequences of different lengths. Each rank's
 StatefulDataLoader position is saved in the checkpoint with the weights, so a restarted
-job reads only the batches it has not trained on. Each step's loss is divided by the
+job reads no batch from before the checkpoint again. Each step's loss is divided by the
 number of tokens of the whole step on all ranks, so every token weighs the same however
 the sequences fall into batches. The first attempt stops the last rank on purpose in epoch 1, as
 a lost node would; torchrun restarts both workers, and they carry on from the checkpoint.
@@ -114,9 +114,10 @@ def make_loader(dataset: Dataset) -> StatefulDataLoader:
 def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer,
                     loader: StatefulDataLoader, epoch: int, done: int) -> None:
     """Every rank calls this: each rank's loader position goes to rank 0, which saves."""
-    positions = [None] * dist.get_world_size()
-    dist.all_gather_object(positions, loader.state_dict())  # position of rank r at [r]
-    if dist.get_rank() == 0:
+    rank = dist.get_rank()
+    positions = [None] * dist.get_world_size() if rank == 0 else None
+    dist.gather_object(loader.state_dict(), positions, dst=0)  # position of rank r at [r]
+    if rank == 0:
         state = {
             "model": model.state_dict(),
             "optimizer": optimizer.state_dict(),
@@ -132,11 +133,12 @@ def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer,
 
 # --8<-- [start:load]
 def load_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer,
-                    loader: StatefulDataLoader, rank: int, world_size: int) -> tuple[int, int]:
+                    loader: StatefulDataLoader, device: torch.device,
+                    rank: int, world_size: int) -> tuple[int, int]:
     """Restore the last checkpoint, if any; return (epoch, done) to continue from."""
     if not CHECKPOINT.exists():
         return 0, 0
-    state = torch.load(CHECKPOINT, weights_only=True)
+    state = torch.load(CHECKPOINT, map_location=device, weights_only=True)
     if len(state["data"]) != world_size:
         raise SystemExit(
             f"{CHECKPOINT}: saved by {len(state['data'])} ranks, this job has {world_size}; "
@@ -165,7 +167,7 @@ def train_step(model: DDP, inputs: torch.Tensor, labels: torch.Tensor) -> float:
                 logits.flatten(0, 1), y.flatten(), ignore_index=IGNORE, reduction="sum")
             (loss * scale).backward()
         total += loss.detach()
-    dist.all_reduce(total)
+    dist.all_reduce(total)  # for the printed loss only
     return (total / tokens).item()
 # --8<-- [end:step]
 
@@ -178,7 +180,7 @@ def train(device: torch.device) -> None:
     torch.manual_seed(0)
     model = make_model().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    start_epoch, done = load_checkpoint(model, optimizer, loader, rank, world_size)
+    start_epoch, done = load_checkpoint(model, optimizer, loader, device, rank, world_size)
     ddp_model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     if rank == 0:
         print(f"restart {restart}: epoch {start_epoch}, "

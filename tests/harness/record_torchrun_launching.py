@@ -12,7 +12,10 @@ PyTorch entry points, and fills ``RECORD["extra"]["teardown"]``:
 and ``RECORD["extra"]["reads"]``: every batch a DataLoader (or torchdata's
 StatefulDataLoader, which fetches through the same class) read from a map-style dataset,
 in order, as ``(epoch, [indices])``, where ``epoch`` is the last value given to
-``DistributedSampler.set_epoch`` in this process (None before any).
+``DistributedSampler.set_epoch`` in this process (None before any); and
+``RECORD["extra"]["ddp_syncs"]``: for every forward pass of a DDP module, in order,
+whether the backward pass after it will all-reduce (``require_backward_grad_sync``, which
+``DistributedDataParallel.no_sync()`` sets to False and DDP's forward reads).
 
 Every wrapper calls the original with the same arguments and returns its result.
 """
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup
+from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DistributedSampler
 from torch.utils.data._utils.fetch import _MapDatasetFetcher
 
@@ -76,3 +81,13 @@ def _recording_fetch(self, possibly_batched_index):
 
 DistributedSampler.set_epoch = _recording_set_epoch
 _MapDatasetFetcher.fetch = _recording_fetch
+
+SYNCS = RECORD["extra"]["ddp_syncs"] = []
+
+
+def _on_forward(module, args):
+    if isinstance(module, DistributedDataParallel):
+        SYNCS.append(bool(module.require_backward_grad_sync))
+
+
+register_module_forward_pre_hook(_on_forward)

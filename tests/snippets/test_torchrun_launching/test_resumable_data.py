@@ -12,6 +12,8 @@ from the dataset (``reads``). The program itself stops its last rank in the firs
   rank's own mean does not);
 * the whole interrupted run ends with the weights of one process that trains on every
   step's tokens with that mean, and prints its losses;
+* only the last of a step's backward passes all-reduces (``no_sync`` on the others);
+* each rank loads its own position from the checkpoint;
 * a checkpoint saved by another world size is refused with one line.
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 import torch
 from torch import nn
 from torch.utils.data import DistributedSampler
+from torchdata.stateful_dataloader import StatefulDataLoader
 
 from conftest import ROOT, SNIPPETS, bare_run_test, import_program, run_snippet
 
@@ -182,7 +185,8 @@ def test_the_page_shows_the_run_s_output(job):
     block = re.search(r"^``` text\n(restart 0: epoch 0.*?)^```$", page, re.M | re.S)
     assert block, "the page shows no output of resumable_data.py"
     assert block[1].splitlines() == (job.stdout(0, attempt=0) + job.stdout(0, attempt=1)).splitlines()
-    assert f"after step {program.STOP_AT}" in page and f"from the checkpoint of step {_resumed_from(job)}" in page
+    text = " ".join(page.split())
+    assert f"after step {program.STOP_AT}" in text and f"from the checkpoint of step {_resumed_from(job)}" in text
 
 
 def test_a_checkpoint_of_another_world_size_is_refused_in_one_line(job, monkeypatch, capsys):
@@ -190,11 +194,47 @@ def test_a_checkpoint_of_another_world_size_is_refused_in_one_line(job, monkeypa
     model = program.make_model()
     optimizer = torch.optim.SGD(model.parameters(), lr=program.LR)
     with pytest.raises(SystemExit) as refused:
-        program.load_checkpoint(model, optimizer, None, 0, job.world_size + 1)
+        program.load_checkpoint(model, optimizer, None, torch.device("cpu"), 0, job.world_size + 1)
     message = str(refused.value)
     assert "\n" not in message
     assert message.startswith(f"{program.CHECKPOINT}: saved by {job.world_size} ranks, this job has {job.world_size + 1}")
     assert f"relaunch with {job.world_size} processes" in message
+
+
+def test_only_the_last_backward_pass_of_a_step_all_reduces(job):
+    for rank in range(job.world_size):
+        syncs = job.records[rank]["extra"]["ddp_syncs"]
+        steps = len(_schedule(job.world_size)) - _resumed_from(job)
+        assert syncs == ([False] * (program.MICRO_BATCHES - 1) + [True]) * steps, f"rank {rank}"
+
+
+@pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")  # torchdata 0.11 on torch 2.13
+def test_each_rank_loads_its_own_position(tmp_path, monkeypatch):
+    # two real loaders at different positions, saved as ranks 0 and 1 would save them
+    dataset = program.Sequences()
+
+    def loader():
+        return StatefulDataLoader(dataset, batch_size=program.BATCH_SIZE, collate_fn=program.collate)
+
+    positions, batches = [], []
+    for read in (1, 3):
+        source = loader()
+        it = iter(source)
+        for _ in range(read):
+            next(it)
+        positions.append(source.state_dict())
+        batches.append(next(it))  # the batch after the saved position
+    torch.manual_seed(0)
+    model = program.make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=program.LR)
+    monkeypatch.chdir(tmp_path)
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 0, "done": 0,
+                "data": positions}, program.CHECKPOINT)
+    for rank in (0, 1):
+        resumed = loader()
+        program.load_checkpoint(model, optimizer, resumed, torch.device("cpu"), rank, 2)
+        inputs, labels = next(iter(resumed))
+        assert torch.equal(inputs, batches[rank][0]) and torch.equal(labels, batches[rank][1]), f"rank {rank}"
 
 
 test_bare_run = bare_run_test(PROGRAM, stdout=(r"^restart 0: epoch 0, step 0 of \d+$",
