@@ -25,6 +25,7 @@ import torch
 from torch import nn
 from torch.utils.data import DistributedSampler
 from torchdata.stateful_dataloader import StatefulDataLoader
+from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 
 from conftest import ROOT, SNIPPETS, bare_run_test, import_program, run_snippet
 
@@ -186,7 +187,35 @@ def test_the_page_shows_the_run_s_output(job):
     assert block, "the page shows no output of resumable_data.py"
     assert block[1].splitlines() == (job.stdout(0, attempt=0) + job.stdout(0, attempt=1)).splitlines()
     text = " ".join(page.split())
-    assert f"after step {program.STOP_AT}" in text and f"from the checkpoint of step {_resumed_from(job)}" in text
+    saved = _resumed_from(job)
+    assert f"after step {program.STOP_AT}" in text and f"from the checkpoint of step {saved}" in text
+    steps = int(_START.search(job.stdout(0, attempt=1))["steps"])
+    assert (f"with {program.SEQUENCES} sequences, {job.world_size} ranks and {program.BATCH_SIZE} sequences per rank "
+            f"and step, an epoch has {steps} steps, so step {saved} of the run is step {saved % steps} of epoch "
+            f"{saved // steps}") in text
+
+
+@pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")  # torchdata 0.11 on torch 2.13
+def test_a_finished_run_s_checkpoint_resumes_after_its_last_step_and_trains_nothing(job, monkeypatch):
+    # what a second launch in the same folder does, step by step: load_checkpoint, then
+    # the epoch loop over a loader given each rank's saved position
+    monkeypatch.chdir(job.workdir)
+    model = program.make_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=program.LR)
+    dataset = program.Sequences()
+    steps = len(_schedule(job.world_size)) // program.EPOCHS
+    for rank in range(job.world_size):
+        sampler = StatefulDistributedSampler(dataset, num_replicas=job.world_size, rank=rank, shuffle=True, seed=0)
+        loader = StatefulDataLoader(dataset, batch_size=program.BATCH_SIZE, sampler=sampler,
+                                    collate_fn=program.collate)
+        epoch, done = program.load_checkpoint(model, optimizer, loader, torch.device("cpu"), rank, job.world_size)
+        batches = 0
+        for e in range(epoch, program.EPOCHS):
+            sampler.set_epoch(e)
+            batches += sum(1 for _ in loader)
+        assert batches == 0, f"rank {rank} would train {batches} more batches"
+    printed = f"restart 0: epoch {epoch}, step {done - epoch * steps} of {steps}"
+    assert f"prints `{printed}` and trains nothing" in " ".join(PAGE.read_text(encoding="utf-8").split())
 
 
 def test_a_checkpoint_of_another_world_size_is_refused_in_one_line(job, monkeypatch, capsys):
