@@ -16,7 +16,17 @@ test passes
   the base of ``ScheduleGPipe`` and ``Schedule1F1B``): the schedule's class name, its
   number of micro-batches, the whole-batch input and target it was given, and the
   per-micro-batch losses it put in the caller's ``losses`` list (None when the caller
-  passed none), read after the call.
+  passed none), read after the call;
+* ``pp_passes``: every pass a stage ran, in call order, as ``(pass, stage index,
+  micro-batch)``: ``"F"`` for ``forward_one_chunk``, ``"B"`` for ``backward_one_chunk``
+  with ``full_backward=True``, ``"I"`` for it with ``full_backward=False`` (the gradient
+  of the input only, as zero-bubble schedules run it) and ``"W"`` for
+  ``backward_weight_one_chunk``;
+* ``pp_multi_steps``: the same as ``pp_steps`` for every ``step`` of a schedule with
+  several stages per rank (``PipelineScheduleMulti``, the base of
+  ``ScheduleInterleaved1F1B`` and ``ScheduleInterleavedZeroBubble``), plus ``plan``: the
+  schedule's own ``pipeline_order`` for every rank, each action as ``(pass, stage index,
+  micro-batch)`` and each idle slot as None (``schedules.py``, "compute_only" format).
 
 The wrappers call the original with the same arguments and return its result.
 """
@@ -26,19 +36,28 @@ from sitecustomize import RECORD, wrap_after_import
 from tensor_copy import plain as _plain
 
 EXTRA = RECORD["extra"]
-EXTRA.update(pp_actions=[], pp_steps=[])
+EXTRA.update(pp_actions=[], pp_steps=[], pp_passes=[], pp_multi_steps=[])
 
 _original: dict = {}  # the wrapped methods, once the program imports their modules
+_multi: dict = {}  # PipelineScheduleMulti's step (a name the single-stage step also has)
 
 
 def forward_one_chunk(self, fwd_chunk_id, *args, **kwargs):
     EXTRA["pp_actions"].append(f"F{fwd_chunk_id}")
+    EXTRA["pp_passes"].append(("F", self.stage_index, fwd_chunk_id))
     return _original["forward_one_chunk"](self, fwd_chunk_id, *args, **kwargs)
 
 
 def backward_one_chunk(self, bwd_chunk_id, *args, **kwargs):
     EXTRA["pp_actions"].append(f"B{bwd_chunk_id}")
+    full = kwargs.get("full_backward", args[1] if len(args) > 1 else True)
+    EXTRA["pp_passes"].append(("B" if full else "I", self.stage_index, bwd_chunk_id))
     return _original["backward_one_chunk"](self, bwd_chunk_id, *args, **kwargs)
+
+
+def backward_weight_one_chunk(self, bwd_chunk_id, *args, **kwargs):
+    EXTRA["pp_passes"].append(("W", self.stage_index, bwd_chunk_id))
+    return _original["backward_weight_one_chunk"](self, bwd_chunk_id, *args, **kwargs)
 
 
 def step(self, *args, target=None, losses=None, **kwargs):
@@ -53,7 +72,29 @@ def step(self, *args, target=None, losses=None, **kwargs):
     return result
 
 
+def _action(action) -> tuple[str, int, int] | None:
+    """A planned action as (pass, stage, micro-batch); None for an idle slot."""
+    if action is None:
+        return None
+    return action.computation_type.value, action.stage_index, action.microbatch_index
+
+
+def multi_step(self, *args, target=None, losses=None, **kwargs):
+    result = _multi["step"](self, *args, target=target, losses=losses, **kwargs)
+    EXTRA["pp_multi_steps"].append({
+        "schedule": type(self).__name__,
+        "n_microbatches": self._n_microbatches,
+        "args": [_plain(a) for a in args],
+        "target": None if target is None else _plain(target),
+        "losses": None if losses is None else [_plain(loss) for loss in losses],
+        "plan": {rank: [_action(a) for a in order] for rank, order in getattr(self, "pipeline_order", {}).items()},
+    })
+    return result
+
+
 # when the program imports torch.distributed.pipelining, never before (it imports torch.distributed.nn)
 wrap_after_import("torch.distributed.pipelining.stage", _original, owner="_PipelineStageBase",
-                  forward_one_chunk=forward_one_chunk, backward_one_chunk=backward_one_chunk)
+                  forward_one_chunk=forward_one_chunk, backward_one_chunk=backward_one_chunk,
+                  backward_weight_one_chunk=backward_weight_one_chunk)
 wrap_after_import("torch.distributed.pipelining.schedules", _original, owner="PipelineScheduleSingle", step=step)
+wrap_after_import("torch.distributed.pipelining.schedules", _multi, owner="PipelineScheduleMulti", step=multi_step)

@@ -1,0 +1,206 @@
+"""snippets/data_vs_model_parallelism/pipeline_interleaved.py, run exactly as docs/data-vs-model-parallelism.md says.
+
+The claims: each rank runs exactly the passes its schedule plans (torch's own
+``pipeline_order``); the printed timelines and bubbles follow from those orders on the
+page's clock (the test's own replay, written differently from the program's); with two
+stages per rank, the idle time of interleaved 1F1B is half that of one stage per rank
+once there are at least as many micro-batches as ranks, and no smaller with fewer; the
+zero-bubble schedule fills all but one unit by splitting the backward pass; interleaving
+keeps more forward passes in flight; and every step computes the unsplit model's loss and
+gradients.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from fractions import Fraction
+
+import pytest
+import torch
+from torch import nn
+
+from conftest import ROOT, bare_run_test, import_program
+from torchjob import JobResult
+from .lesson import FOLDER, TOL, _assert_all_close, _grads, _lines, _load, _run
+
+pytestmark = [pytest.mark.torchrun, pytest.mark.verifies("data_vs_model_parallelism/pipeline_interleaved.py")]
+
+PROGRAM = FOLDER / "pipeline_interleaved.py"
+PAGE = ROOT / "docs" / "data-vs-model-parallelism.md"
+program = import_program(PROGRAM)
+RANKS = 2
+RUNS = [(schedule.__name__, m) for schedule, m in program.RUNS]
+PASSES = {"ScheduleInterleaved1F1B": "FB", "ScheduleInterleavedZeroBubble": "FIW"}
+_BUBBLE = re.compile(r"^(?P<name>\w+), m=(?P<m>\d+): bubble (?P<bubble>\d+(?:/\d+)?) \((?P<idle>\d+) of "
+                     r"(?P<span>\d+) units\), at most (?P<flight>\d+) forward passes in flight on rank 0$", re.M)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory, pytestconfig) -> JobResult:
+    return _run(PROGRAM, tmp_path_factory, pytestconfig, exact_world_size=RANKS,
+                plugins=("record_data_vs_model_parallelism_pipelining",))
+
+
+def _passes(job: JobResult, rank: int) -> list[list[tuple[str, int, int]]]:
+    """Each step's passes on one rank, as the harness saw the stages' calls."""
+    passes = [tuple(p) for p in job.records[rank]["extra"]["pp_passes"]]
+    per_step = [2 * m * len(PASSES[name]) for name, m in RUNS]  # two stages per rank
+    assert len(passes) == sum(per_step)
+    bounds = [sum(per_step[:i]) for i in range(len(per_step) + 1)]
+    return [passes[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _replay(orders: list[list[tuple[str, int, int]]]) -> list[int]:
+    """The test's own clock: each pass ends COST units after the later of the end of the
+    rank's previous pass and the end of the pass it needs (F: the same micro-batch's F on
+    the stage before; B or I: the B or I of the stage after; W: its own I). Returns each
+    rank's idle units before its last pass ends, the span being the latest end."""
+    where = {p: (r, k) for r, order in enumerate(orders) for k, p in enumerate(order)}
+    last = program.STAGES - 1
+
+    @functools.cache
+    def end(r: int, k: int) -> int:
+        kind, stage, micro = orders[r][k]
+        ready = end(r, k - 1) if k else 0
+        if kind == "F" and stage > 0:
+            needed = [("F", stage - 1, micro)]
+        elif kind in "BI" and stage < last:
+            needed = [(b, stage + 1, micro) for b in "BI" if (b, stage + 1, micro) in where]
+        elif kind == "W":
+            needed = [("I", stage, micro)]
+        else:
+            needed = []
+        for p in needed:
+            ready = max(ready, end(*where[p]))
+        return ready + program.COST[kind]
+
+    ends = [end(r, len(order) - 1) for r, order in enumerate(orders)]
+    span = max(ends)
+    busy = [sum(program.COST[kind] for kind, _, _ in order) for order in orders]
+    return [span - b for b in busy] + [span]
+
+
+def _printed(job: JobResult) -> dict[tuple[str, int], re.Match]:
+    return {(m["name"], int(m["m"])): m for m in _BUBBLE.finditer(job.stdout(0))}
+
+
+def test_each_rank_holds_two_stages_and_runs_what_its_schedule_plans(job):
+    for rank in range(RANKS):
+        held = [tuple(p.shape) for p in job.records[rank]["extra"]["steps"][0]["params"]]
+        assert held == [tuple(p.shape) for i in (rank, rank + RANKS) for p in program.build_stage(i).parameters()]
+        steps = job.records[rank]["extra"]["pp_multi_steps"]
+        assert [(s["schedule"], s["n_microbatches"]) for s in steps] == RUNS
+        for step, ran in zip(steps, _passes(job, rank)):
+            planned = [tuple(a) for a in step["plan"][rank] if a is not None]
+            assert ran == planned, f"rank {rank}, {step['schedule']} m={step['n_microbatches']}"
+            assert {kind for kind, _, _ in ran} == set(PASSES[step["schedule"]])
+
+
+def test_the_printed_bubbles_follow_from_the_orders(job):
+    printed = _printed(job)
+    assert set(printed) == set(RUNS)
+    for i, run in enumerate(RUNS):
+        orders = [_passes(job, r)[i] for r in range(RANKS)]
+        *idle, span = _replay(orders)
+        line = printed[run]
+        assert (int(line["idle"]), int(line["span"])) == (idle[0], span), run
+        assert Fraction(line["bubble"]) == Fraction(idle[0], span)
+        assert int(line["flight"]) == program.most_in_flight(orders[0])
+
+
+def test_the_printed_timeline_is_what_the_ranks_ran(job):
+    lines = _lines(job, 0)
+    for i, (name, m) in enumerate(RUNS):
+        if m != max(mb for _, mb in RUNS):
+            continue
+        orders = [_passes(job, r)[i] for r in range(RANKS)]
+        rows = program.timeline(orders)
+        start = lines.index(f"{name}, m={m}:")
+        assert lines[start + 1:start + 1 + RANKS] == [f"  rank {r}: {' '.join(row)}" for r, row in enumerate(rows)]
+        for r, row in enumerate(rows):  # the cells are the passes, each COST units long
+            cells = [c for c in row if c != "--"]
+            assert len(cells) == sum(program.COST[k] for k, _, _ in orders[r])
+
+
+def test_interleaving_halves_the_idle_time_once_there_are_enough_micro_batches(job):
+    # one stage per rank (two layers each, the previous section's 1F1B): idle time
+    # (ranks - 1) x (F + B) of a stage = 1 x (2 + 4) units, whatever the micro-batches
+    one_stage_idle = (RANKS - 1) * (program.COST["F"] + program.COST["B"]) * 2
+    printed = _printed(job)
+    idle = {m: int(printed[("ScheduleInterleaved1F1B", m)]["idle"]) for name, m in RUNS if "1F1B" in name}
+    assert idle[1] == one_stage_idle  # one micro-batch: nothing to interleave
+    assert all(idle[m] == one_stage_idle // 2 for m in idle if m >= RANKS)  # two stages per rank: half
+    # as fractions of the step, next to 1F1B's (p - 1) / (m + p - 1)
+    m4 = printed[("ScheduleInterleaved1F1B", 4)]
+    assert Fraction(m4["bubble"]) == Fraction(1, 9) < Fraction(RANKS - 1, 4 + RANKS - 1) == Fraction(1, 5)
+
+
+def test_zero_bubble_splits_the_backward_pass_and_leaves_one_unit_idle(job):
+    i = RUNS.index(("ScheduleInterleavedZeroBubble", 4))
+    for rank in range(RANKS):
+        order = _passes(job, rank)[i]
+        for kind, stage, micro in order:
+            if kind == "W":  # a weight gradient comes after its input gradient
+                assert order.index(("I", stage, micro)) < order.index((kind, stage, micro))
+    line = _printed(job)[("ScheduleInterleavedZeroBubble", 4)]
+    assert (int(line["idle"]), int(line["span"])) == (1, 25)
+
+
+def test_interleaving_keeps_more_forward_passes_in_flight(job):
+    printed = _printed(job)
+    assert int(printed[("ScheduleInterleaved1F1B", 4)]["flight"]) == 5  # 5 stages' worth of 1 layer
+    # against 2 micro-batches of 2 layers on rank 0 of 1F1B (the previous section)
+    assert 5 * 1 > RANKS * 2
+
+
+def _unsplit(job: JobResult, step: int) -> nn.Sequential:
+    """The whole model in one process, with the weights the four stages had at ``step``."""
+    model = nn.Sequential(*(program.build_stage(i) for i in range(program.STAGES)))
+    held = {r: job.records[r]["extra"]["steps"][step]["params"] for r in range(RANKS)}
+    sizes = {i: len(list(program.build_stage(i).parameters())) for i in range(program.STAGES)}
+    values = []
+    for index in range(program.STAGES):
+        rank, local = index % RANKS, index // RANKS
+        offset = sum(sizes[rank + RANKS * j] for j in range(local))
+        values += held[rank][offset:offset + sizes[index]]
+    return _load(model, values)
+
+
+def test_every_step_computes_the_unsplit_model_s_loss_and_gradients(job):
+    for step, (name, m) in enumerate(RUNS):
+        x, y = program.make_batch(step)
+        model = _unsplit(job, step)
+        loss = nn.MSELoss()(model(x), y)
+        recorded = job.records[1]["extra"]["pp_multi_steps"][step]
+        assert len(recorded["losses"]) == m
+        torch.testing.assert_close(torch.stack(recorded["losses"]).mean(), loss.detach(), **TOL)
+        expected = _grads(model, loss)
+        grads = {r: job.records[r]["extra"]["steps"][step]["grads"] for r in range(RANKS)}
+        # the unsplit model's order: stage 0 (rank 0), 1 (rank 1), 2 (rank 0), 3 (rank 1)
+        sizes = [len(list(program.build_stage(i).parameters())) for i in range(program.STAGES)]
+        ordered = []
+        for index in range(program.STAGES):
+            rank, local = index % RANKS, index // RANKS
+            offset = sum(sizes[rank + RANKS * j] for j in range(local))
+            ordered += grads[rank][offset:offset + sizes[index]]
+        _assert_all_close(ordered, expected)
+
+
+def test_the_page_shows_the_run_s_output_and_its_numbers(job):
+    page = PAGE.read_text(encoding="utf-8")
+    block = re.search(r"^``` text\n(ScheduleInterleaved1F1B, m=1:.*?)^```$", page, re.M | re.S)
+    assert block, "the page shows no output of pipeline_interleaved.py"
+    assert block[1].splitlines() == _lines(job, 0)
+    text = " ".join(page.split())
+    printed = _printed(job)
+    m4 = printed[("ScheduleInterleaved1F1B", 4)]
+    assert f"leaves rank 0 idle for {m4['idle']} of {m4['span']} units: a bubble of {m4['bubble']}" in text
+    m1 = printed[("ScheduleInterleaved1F1B", 1)]
+    assert f"{m1['idle']} idle units of {m1['span']}, as with one stage per rank" in text
+    zb = printed[("ScheduleInterleavedZeroBubble", 4)]
+    assert f"rank 0 is idle for {zb['idle']} unit of {zb['span']}" in text
+    assert f"up to {m4['flight']} forward passes of one layer" in text
+
+
+test_bare_run = bare_run_test(PROGRAM, stdout=(r"^ScheduleInterleaved1F1B, m=4: bubble 1/9 ",
+                                               r"^ScheduleInterleavedZeroBubble, m=4: bubble 1/25 "))
