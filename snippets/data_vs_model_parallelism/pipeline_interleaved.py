@@ -1,5 +1,5 @@
 """Interleaved pipeline schedules: four one-layer stages on two ranks, two stages each,
-run by ScheduleInterleaved1F1B with 1, 2 and 4 micro-batches and by
+run by ScheduleInterleaved1F1B with 1 to 4 micro-batches and by
 ScheduleInterleavedZeroBubble with 4; each rank notes the order it ran its passes in, and
 rank 0 replays those orders on a clock to show each schedule's bubble.
 
@@ -25,13 +25,14 @@ from torch.distributed.pipelining import (
     ScheduleInterleavedZeroBubble,
 )
 
-BATCH = 16
+BATCH = 12  # divisible by every number of micro-batches below
 HIDDEN = 32
 LR = 0.05
 STAGES = 4  # one layer each; rank r holds stages r and r + world size
 RUNS = [  # (schedule, micro-batches): one training step each
     (ScheduleInterleaved1F1B, 1),
     (ScheduleInterleaved1F1B, 2),
+    (ScheduleInterleaved1F1B, 3),
     (ScheduleInterleaved1F1B, 4),
     (ScheduleInterleavedZeroBubble, 4),
 ]

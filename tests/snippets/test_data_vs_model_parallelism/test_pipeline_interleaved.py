@@ -50,13 +50,15 @@ def _passes(job: JobResult, rank: int) -> list[list[tuple[str, int, int]]]:
     return [passes[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def _replay(orders: list[list[tuple[str, int, int]]]) -> list[int]:
-    """The test's own clock: each pass ends COST units after the later of the end of the
-    rank's previous pass and the end of the pass it needs (F: the same micro-batch's F on
-    the stage before; B or I: the B or I of the stage after; W: its own I). Returns each
-    rank's idle units before its last pass ends, the span being the latest end."""
+def _replay(orders: list[list[tuple[str, int, int]]], stages: int = program.STAGES,
+            layers: int = 1) -> list[int]:
+    """The test's own clock: each pass ends COST x ``layers`` units after the later of the
+    end of the rank's previous pass and the end of the pass it needs (F: the same
+    micro-batch's F on the stage before; B or I: the B or I of the stage after; W: its own
+    I), for a pipeline of ``stages`` stages of ``layers`` layers each. Returns each rank's
+    idle units, then the span (the latest end)."""
     where = {p: (r, k) for r, order in enumerate(orders) for k, p in enumerate(order)}
-    last = program.STAGES - 1
+    last = stages - 1
 
     @functools.cache
     def end(r: int, k: int) -> int:
@@ -72,11 +74,11 @@ def _replay(orders: list[list[tuple[str, int, int]]]) -> list[int]:
             needed = []
         for p in needed:
             ready = max(ready, end(*where[p]))
-        return ready + program.COST[kind]
+        return ready + program.COST[kind] * layers
 
     ends = [end(r, len(order) - 1) for r, order in enumerate(orders)]
     span = max(ends)
-    busy = [sum(program.COST[kind] for kind, _, _ in order) for order in orders]
+    busy = [sum(program.COST[kind] * layers for kind, _, _ in order) for order in orders]
     return [span - b for b in busy] + [span]
 
 
@@ -122,17 +124,42 @@ def test_the_printed_timeline_is_what_the_ranks_ran(job):
             assert len(cells) == sum(program.COST[k] for k, _, _ in orders[r])
 
 
+def _one_stage_1f1b(m: int) -> list[list[tuple[str, int, int]]]:
+    """1F1B's order with one stage per rank (the previous section's test checks torch runs
+    it): stage s runs (ranks - s) forward passes, then alternates, then drains."""
+    orders = []
+    for stage in range(RANKS):
+        warmup = min(RANKS - stage, m)
+        order = [("F", stage, i) for i in range(warmup)]
+        for i in range(m):
+            order.append(("B", stage, i))
+            if warmup + i < m:
+                order.append(("F", stage, warmup + i))
+        orders.append(order)
+    return orders
+
+
 def test_interleaving_halves_the_idle_time_once_there_are_enough_micro_batches(job):
-    # one stage per rank (two layers each, the previous section's 1F1B): idle time
-    # (ranks - 1) x (F + B) of a stage = 1 x (2 + 4) units, whatever the micro-batches
-    one_stage_idle = (RANKS - 1) * (program.COST["F"] + program.COST["B"]) * 2
+    # the baseline: 1F1B on the same four layers, two per rank as one stage, on the same clock
+    *baseline_idle, baseline_span = _replay(_one_stage_1f1b(4), stages=RANKS, layers=2)
+    assert (baseline_idle[0], baseline_span) == (6, 30)
+    assert Fraction(baseline_idle[0], baseline_span) == Fraction(RANKS - 1, 4 + RANKS - 1)
     printed = _printed(job)
-    idle = {m: int(printed[("ScheduleInterleaved1F1B", m)]["idle"]) for name, m in RUNS if "1F1B" in name}
-    assert idle[1] == one_stage_idle  # one micro-batch: nothing to interleave
-    assert all(idle[m] == one_stage_idle // 2 for m in idle if m >= RANKS)  # two stages per rank: half
-    # as fractions of the step, next to 1F1B's (p - 1) / (m + p - 1)
+    idle = {m: int(printed[(name, m)]["idle"]) for name, m in RUNS if name == "ScheduleInterleaved1F1B"}
+    assert idle[1] == baseline_idle[0]  # one micro-batch: nothing to interleave
+    assert all(idle[m] == baseline_idle[0] // 2 for m in idle if m >= RANKS)  # two stages per rank: half
     m4 = printed[("ScheduleInterleaved1F1B", 4)]
-    assert Fraction(m4["bubble"]) == Fraction(1, 9) < Fraction(RANKS - 1, 4 + RANKS - 1) == Fraction(1, 5)
+    assert Fraction(m4["bubble"]) == Fraction(1, 9)
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert (f"is idle for (p − 1) × 6 = {baseline_idle[0]} units of {baseline_span}: a bubble of "
+            f"{Fraction(baseline_idle[0], baseline_span)}") in text
+
+
+def test_a_round_longer_than_p_runs_every_forward_pass_first(job):
+    i = RUNS.index(("ScheduleInterleaved1F1B", 3))
+    order = _passes(job, 0)[i]
+    assert [kind for kind, _, _ in order[:6]] == ["F"] * 6  # all of rank 0's forward passes
+    assert int(_printed(job)[("ScheduleInterleaved1F1B", 3)]["flight"]) == 6
 
 
 def test_zero_bubble_splits_the_backward_pass_and_leaves_one_unit_idle(job):
@@ -146,11 +173,12 @@ def test_zero_bubble_splits_the_backward_pass_and_leaves_one_unit_idle(job):
     assert (int(line["idle"]), int(line["span"])) == (1, 25)
 
 
-def test_interleaving_keeps_more_forward_passes_in_flight(job):
-    printed = _printed(job)
-    assert int(printed[("ScheduleInterleaved1F1B", 4)]["flight"]) == 5  # 5 stages' worth of 1 layer
-    # against 2 micro-batches of 2 layers on rank 0 of 1F1B (the previous section)
-    assert 5 * 1 > RANKS * 2
+def test_interleaving_keeps_more_layers_of_activations_in_flight(job):
+    flight = int(_printed(job)[("ScheduleInterleaved1F1B", 4)]["flight"])
+    assert flight == 5  # forward passes of one layer each
+    baseline = program.most_in_flight(_one_stage_1f1b(4)[0])
+    assert baseline == RANKS  # forward passes of two layers each
+    assert flight * 1 > baseline * 2
 
 
 def _unsplit(job: JobResult, step: int) -> nn.Sequential:
