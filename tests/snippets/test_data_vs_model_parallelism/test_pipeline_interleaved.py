@@ -230,5 +230,18 @@ def test_the_page_shows_the_run_s_output_and_its_numbers(job):
     assert f"up to {m4['flight']} forward passes of one layer" in text
 
 
+def test_the_quiz_s_answer_is_the_run_s(job):
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
+    quiz = text[text.index("`pipeline_interleaved.py` runs `ScheduleInterleaved1F1B` on 2 ranks"):]
+    quiz = quiz[:quiz.index("///")]
+    printed = _printed(job)
+    idle = {m: int(printed[(name, m)]["idle"]) for name, m in RUNS if name == "ScheduleInterleaved1F1B"}
+    enough = sorted(m for m in idle if m >= RANKS)
+    assert "- [x] Half as much once there are at least 2 micro-batches, as many as ranks, and the same with 1." in quiz
+    assert f"{idle[enough[0]]} units instead of {idle[1]} on the program's clock" in quiz
+    assert f"with {', '.join(map(str, enough[:-1]))} or {enough[-1]} micro-batches" in quiz
+    assert f"rank 0 waits {idle[1]} units, as with one stage per rank" in quiz
+
+
 test_bare_run = bare_run_test(PROGRAM, stdout=(r"^ScheduleInterleaved1F1B, m=4: bubble 1/9 ",
                                                r"^ScheduleInterleavedZeroBubble, m=4: bubble 1/25 "))
