@@ -60,15 +60,20 @@ def backward_weight_one_chunk(self, bwd_chunk_id, *args, **kwargs):
     return _original["backward_weight_one_chunk"](self, bwd_chunk_id, *args, **kwargs)
 
 
-def step(self, *args, target=None, losses=None, **kwargs):
-    result = _original["step"](self, *args, target=target, losses=losses, **kwargs)
-    EXTRA["pp_steps"].append({
-        "schedule": type(self).__name__,
-        "n_microbatches": self._n_microbatches,
+def _step_record(schedule, args, target, losses) -> dict:
+    """What one ``step`` call was given and put in the caller's ``losses``."""
+    return {
+        "schedule": type(schedule).__name__,
+        "n_microbatches": schedule._n_microbatches,
         "args": [_plain(a) for a in args],
         "target": None if target is None else _plain(target),
         "losses": None if losses is None else [_plain(loss) for loss in losses],
-    })
+    }
+
+
+def step(self, *args, target=None, losses=None, **kwargs):
+    result = _original["step"](self, *args, target=target, losses=losses, **kwargs)
+    EXTRA["pp_steps"].append(_step_record(self, args, target, losses))
     return result
 
 
@@ -81,14 +86,9 @@ def _action(action) -> tuple[str, int, int] | None:
 
 def multi_step(self, *args, target=None, losses=None, **kwargs):
     result = _multi["step"](self, *args, target=target, losses=losses, **kwargs)
-    EXTRA["pp_multi_steps"].append({
-        "schedule": type(self).__name__,
-        "n_microbatches": self._n_microbatches,
-        "args": [_plain(a) for a in args],
-        "target": None if target is None else _plain(target),
-        "losses": None if losses is None else [_plain(loss) for loss in losses],
-        "plan": {rank: [_action(a) for a in order] for rank, order in getattr(self, "pipeline_order", {}).items()},
-    })
+    record = _step_record(self, args, target, losses)
+    record["plan"] = {rank: [_action(a) for a in order] for rank, order in getattr(self, "pipeline_order", {}).items()}
+    EXTRA["pp_multi_steps"].append(record)
     return result
 
 

@@ -183,17 +183,23 @@ def test_interleaving_keeps_more_layers_of_activations_in_flight(job):
     assert flight * 1 > baseline * 2
 
 
-def _unsplit(job: JobResult, step: int) -> nn.Sequential:
-    """The whole model in one process, with the weights the four stages had at ``step``."""
-    model = nn.Sequential(*(program.build_stage(i) for i in range(program.STAGES)))
-    held = {r: job.records[r]["extra"]["steps"][step]["params"] for r in range(RANKS)}
-    sizes = {i: len(list(program.build_stage(i).parameters())) for i in range(program.STAGES)}
-    values = []
+def _by_stage(held: dict[int, list[torch.Tensor]]) -> list[torch.Tensor]:
+    """Per-rank lists of tensors in each rank's optimizer order (its first stage's
+    parameters, then its second's) put in the unsplit model's order: stage 0 (rank 0),
+    1 (rank 1), 2 (rank 0), 3 (rank 1)."""
+    sizes = [len(list(program.build_stage(i).parameters())) for i in range(program.STAGES)]
+    ordered = []
     for index in range(program.STAGES):
         rank, local = index % RANKS, index // RANKS
         offset = sum(sizes[rank + RANKS * j] for j in range(local))
-        values += held[rank][offset:offset + sizes[index]]
-    return _load(model, values)
+        ordered += held[rank][offset:offset + sizes[index]]
+    return ordered
+
+
+def _unsplit(job: JobResult, step: int) -> nn.Sequential:
+    """The whole model in one process, with the weights the four stages had at ``step``."""
+    model = nn.Sequential(*(program.build_stage(i) for i in range(program.STAGES)))
+    return _load(model, _by_stage({r: job.records[r]["extra"]["steps"][step]["params"] for r in range(RANKS)}))
 
 
 def test_every_step_computes_the_unsplit_model_s_loss_and_gradients(job):
@@ -204,16 +210,8 @@ def test_every_step_computes_the_unsplit_model_s_loss_and_gradients(job):
         recorded = job.records[1]["extra"]["pp_multi_steps"][step]
         assert len(recorded["losses"]) == m
         torch.testing.assert_close(torch.stack(recorded["losses"]).mean(), loss.detach(), **TOL)
-        expected = _grads(model, loss)
-        grads = {r: job.records[r]["extra"]["steps"][step]["grads"] for r in range(RANKS)}
-        # the unsplit model's order: stage 0 (rank 0), 1 (rank 1), 2 (rank 0), 3 (rank 1)
-        sizes = [len(list(program.build_stage(i).parameters())) for i in range(program.STAGES)]
-        ordered = []
-        for index in range(program.STAGES):
-            rank, local = index % RANKS, index // RANKS
-            offset = sum(sizes[rank + RANKS * j] for j in range(local))
-            ordered += grads[rank][offset:offset + sizes[index]]
-        _assert_all_close(ordered, expected)
+        grads = _by_stage({r: job.records[r]["extra"]["steps"][step]["grads"] for r in range(RANKS)})
+        _assert_all_close(grads, _grads(model, loss))
 
 
 def test_the_page_shows_the_run_s_output_and_its_numbers(job):
