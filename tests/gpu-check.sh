@@ -70,6 +70,18 @@ if [ "$GPUS" -lt 1 ]; then
   echo "$reason; nothing verified (see $OUT/summary.md)" >&2
   exit 2
 fi
+# resumable_data.py needs torchdata (pyproject.toml's "verify" extra). A GPU image's own
+# Python may lack it and the machine may be offline: install it from a wheel carried in
+# .cache/wheels/ (pip download --no-deps -d .cache/wheels torchdata==0.11.0) if there is
+# one; without it, that program's tests skip with the reason.
+if ! "$PY" -c 'import torchdata' 2>/dev/null; then
+  wheel=$(ls .cache/wheels/torchdata-0.11.0-*.whl 2>/dev/null | head -n 1)
+  if [ -n "$wheel" ]; then
+    "$PY" -m pip install --no-deps --no-index "$wheel" >>"$WORK/install.log" 2>&1 \
+      || "$PY" -m pip install --user --break-system-packages --no-deps --no-index "$wheel" >>"$WORK/install.log" 2>&1 \
+      || echo "tests/gpu-check.sh: could not install $wheel (see $WORK/install.log)" >&2
+  fi
+fi
 PLATFORM=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1])).get("platform", ""))' "$OUT/device.json")
 if [ -z "$PLATFORM" ]; then
   echo "tests/gpu-check.sh: no platform name in $OUT/device.json (the test plugin did not import: see its error there); nothing ran" >&2

@@ -18,14 +18,25 @@ from the dataset (``reads``). The program itself stops its last rank in the firs
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 import pytest
 import torch
 from torch import nn
 from torch.utils.data import DistributedSampler
-from torchdata.stateful_dataloader import StatefulDataLoader
-from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
+
+try:  # the program's own dependency, pinned in pyproject.toml's "verify" extra
+    from torchdata.stateful_dataloader import StatefulDataLoader
+    from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
+except ImportError:
+    if os.environ.get("CI") == "true":  # CI installs it: never skip there
+        raise
+    # a GPU image's own Python (tests/gpu-check.sh) may lack it: say so instead of
+    # stopping the whole collection
+    pytest.skip(f"Requires: [torchdata==0.11.0] (not installed for {sys.executable}: "
+                "pip install torchdata==0.11.0)", allow_module_level=True)
 
 from conftest import ROOT, SNIPPETS, bare_run_test, import_program, run_snippet
 
