@@ -214,12 +214,9 @@ def test_every_step_computes_the_unsplit_model_s_loss_and_gradients(job):
         _assert_all_close(grads, _grads(model, loss))
 
 
-def test_the_page_shows_the_run_s_output_and_its_numbers(job):
-    page = PAGE.read_text(encoding="utf-8")
-    block = re.search(r"^``` text\n(ScheduleInterleaved1F1B, m=1:.*?)^```$", page, re.M | re.S)
-    assert block, "the page shows no output of pipeline_interleaved.py"
-    assert block[1].splitlines() == _lines(job, 0)
-    text = " ".join(page.split())
+def test_the_page_s_numbers_are_the_run_s(job):
+    # the output itself is shown under the launch command, from the record (bare_run_test)
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
     printed = _printed(job)
     m4 = printed[("ScheduleInterleaved1F1B", 4)]
     assert f"leaves rank 0 idle for {m4['idle']} of {m4['span']} units: a bubble of {m4['bubble']}" in text

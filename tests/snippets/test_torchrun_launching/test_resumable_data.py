@@ -192,12 +192,9 @@ def test_the_printed_losses_are_one_process_s_per_token_means(job, one_process):
         assert loss == f"{losses[done - 1]:.4f}", f"step {done}"
 
 
-def test_the_page_shows_the_run_s_output(job):
-    page = PAGE.read_text(encoding="utf-8")
-    block = re.search(r"^``` text\n(restart 0: epoch 0.*?)^```$", page, re.M | re.S)
-    assert block, "the page shows no output of resumable_data.py"
-    assert block[1].splitlines() == (job.stdout(0, attempt=0) + job.stdout(0, attempt=1)).splitlines()
-    text = " ".join(page.split())
+def test_the_page_s_numbers_are_the_run_s(job):
+    # the output itself is shown under the launch command, from the record (bare_run_test)
+    text = " ".join(PAGE.read_text(encoding="utf-8").split())
     saved = _resumed_from(job)
     assert f"after step {program.STOP_AT}" in text and f"from the checkpoint of step {saved}" in text
     steps = int(_START.search(job.stdout(0, attempt=1))["steps"])
