@@ -11,8 +11,8 @@ PyTorch entry points, and fills ``RECORD["extra"]["teardown"]``:
 
 and ``RECORD["extra"]["reads"]``: every batch a DataLoader (or torchdata's
 StatefulDataLoader, which fetches through the same class) read from a map-style dataset,
-in order, as ``(epoch, [indices])``, where ``epoch`` is the last value given to
-``DistributedSampler.set_epoch`` in this process (None before any); and
+in order, as ``(epoch, [indices])``, where ``epoch`` is that of the latest pass over a
+``DistributedSampler`` (``sitecustomize``'s ``sampler_epochs``; None before any); and
 ``RECORD["extra"]["ddp_syncs"]``: for every forward pass of a DDP module, in order,
 whether the backward pass after it will all-reduce (``require_backward_grad_sync``, which
 ``DistributedDataParallel.no_sync()`` sets to False and DDP's forward reads).
@@ -25,7 +25,6 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup
 from torch.nn.modules.module import register_module_forward_pre_hook
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DistributedSampler
 from torch.utils.data._utils.fetch import _MapDatasetFetcher
 
 from sitecustomize import RECORD
@@ -62,24 +61,16 @@ def _recording_destroy(*args, **kwargs):
 dist.destroy_process_group = _recording_destroy
 
 READS = RECORD["extra"]["reads"] = []
-_epoch = None
-_set_epoch = DistributedSampler.set_epoch
 _fetch = _MapDatasetFetcher.fetch
-
-
-def _recording_set_epoch(self, epoch, *args, **kwargs):
-    global _epoch
-    _epoch = epoch
-    return _set_epoch(self, epoch, *args, **kwargs)
 
 
 def _recording_fetch(self, possibly_batched_index):
     batch = possibly_batched_index if isinstance(possibly_batched_index, (list, tuple)) else [possibly_batched_index]
-    READS.append((_epoch, [int(i) for i in batch]))
+    passes = RECORD["sampler_epochs"]  # the sampler's pass that handed out these indices is the latest
+    READS.append((passes[-1][0] if passes else None, [int(i) for i in batch]))
     return _fetch(self, possibly_batched_index)
 
 
-DistributedSampler.set_epoch = _recording_set_epoch
 _MapDatasetFetcher.fetch = _recording_fetch
 
 SYNCS = RECORD["extra"]["ddp_syncs"] = []
